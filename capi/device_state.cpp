@@ -1,0 +1,169 @@
+#include "device_state.h"
+
+#include <atomic>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "images.h"
+#include "route_args.h"
+
+namespace alphamoe {
+namespace {
+
+struct Slot {
+    pthread_mutex_t lock;
+    std::atomic<int> resolved;  // 1 once status/state are final
+    alphamoe_status status;
+    DeviceState state;
+};
+
+struct Kernels {
+    alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
+    CUkernel kernel[ALPHAMOE_KERNEL_COUNT];
+};
+
+Kernels g_kernels;
+Slot *g_slots = nullptr;
+int g_slot_count = 0;
+alphamoe_status g_setup_status = ALPHAMOE_ERROR_OUT_OF_MEMORY;
+pthread_once_t g_setup_once = PTHREAD_ONCE_INIT;
+const Driver *g_driver = nullptr;
+
+// Loads every embedded fatbin as a context-independent library. A fatbin
+// without an image for some device fails only when that device looks its
+// kernel up, which is where ALPHAMOE_ERROR_NO_IMAGE comes from.
+void setup_once() {
+    const Driver &d = *g_driver;
+    for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
+        const EmbeddedKernel &k = embedded_kernel(i);
+        CUlibrary library = nullptr;
+        CUresult r = d.LibraryLoadData(&library, k.fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
+        if (r == CUDA_SUCCESS) r = d.LibraryGetKernel(&g_kernels.kernel[i], library, k.entry_point);
+        g_kernels.status[i] = status_from_cuda(r);
+    }
+    g_slots = static_cast<Slot *>(calloc(static_cast<size_t>(d.device_count), sizeof(Slot)));
+    if (g_slots == nullptr) return;
+    for (int i = 0; i < d.device_count; ++i) pthread_mutex_init(&g_slots[i].lock, nullptr);
+    g_slot_count = d.device_count;
+    g_setup_status = ALPHAMOE_OK;
+}
+
+alphamoe_status setup(const Driver &driver) {
+    g_driver = &driver;  // the one process-wide driver table
+    pthread_once(&g_setup_once, setup_once);
+    return g_setup_status;
+}
+
+int attribute(const Driver &d, CUdevice dev, CUdevice_attribute a, alphamoe_status *status) {
+    int v = 0;
+    const CUresult r = d.DeviceGetAttribute(&v, a, dev);
+    if (r != CUDA_SUCCESS && *status == ALPHAMOE_OK) *status = status_from_cuda(r);
+    return v;
+}
+
+// Needs a context of `dev` current (occupancy is asked through it).
+alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
+    alphamoe_status status = ALPHAMOE_OK;
+    alphamoe_device_attributes &a = st->attributes;
+    a.struct_size = sizeof(a);
+    const int major = attribute(d, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &status);
+    const int minor = attribute(d, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &status);
+    a.compute_capability = major * 10 + minor;
+    a.multiprocessor_count = attribute(d, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &status);
+    a.cooperative_launch = attribute(d, dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &status);
+    if (status != ALPHAMOE_OK) return status;
+    if (image_arch_for(a.compute_capability) == 0) return ALPHAMOE_ERROR_NO_IMAGE;
+
+    int min_occupancy = 1 << 30;
+    for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
+        if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
+        st->kernels[i] = g_kernels.kernel[i];
+        int regs = 0;
+        CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, st->kernels[i], dev);
+        CUfunction f = nullptr;
+        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, st->kernels[i]);
+        int occupancy = 0;
+        if (r == CUDA_SUCCESS) r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads, 0);
+        if (r != CUDA_SUCCESS) return status_from_cuda(r);
+        if (occupancy < min_occupancy) min_occupancy = occupancy;
+    }
+    if (min_occupancy < 1) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
+    a.cooperative_ctas_per_sm = min_occupancy;
+    st->device = dev;
+    return ALPHAMOE_OK;
+}
+
+// Resolves dev's slot once; `make_current` pushes a context of dev when the
+// slot still needs resolving and pops it after.
+template <typename WithContext>
+alphamoe_status state_for(const Driver &d, CUdevice dev, WithContext with_context,
+                          const DeviceState **out) {
+    if (dev < 0 || dev >= g_slot_count) return ALPHAMOE_ERROR_NO_DEVICE;
+    Slot &slot = g_slots[dev];
+    if (!slot.resolved.load(std::memory_order_acquire)) {
+        pthread_mutex_lock(&slot.lock);
+        if (!slot.resolved.load(std::memory_order_relaxed)) {
+            alphamoe_status s = with_context([&] { return resolve(d, dev, &slot.state); });
+            // A failure to make a context current says nothing lasting
+            // about the device; only final answers are kept.
+            if (s != ALPHAMOE_ERROR_CUDA) {
+                slot.status = s;
+                slot.resolved.store(1, std::memory_order_release);
+            }
+            if (s == ALPHAMOE_ERROR_CUDA) {
+                pthread_mutex_unlock(&slot.lock);
+                return s;
+            }
+        }
+        pthread_mutex_unlock(&slot.lock);
+    }
+    if (slot.status != ALPHAMOE_OK) return slot.status;
+    *out = &slot.state;
+    return ALPHAMOE_OK;
+}
+
+template <typename Body>
+alphamoe_status in_context(const Driver &d, CUcontext ctx, Body body) {
+    if (d.CtxPushCurrent(ctx) != CUDA_SUCCESS) return ALPHAMOE_ERROR_CUDA;
+    const alphamoe_status s = body();
+    CUcontext popped = nullptr;
+    d.CtxPopCurrent(&popped);
+    return s;
+}
+
+}  // namespace
+
+alphamoe_status device_state_for_stream(const Driver &d, CUstream stream, const DeviceState **out) {
+    alphamoe_status s = setup(d);
+    if (s != ALPHAMOE_OK) return s;
+    CUcontext ctx = nullptr;
+    CUresult r = d.StreamGetCtx(stream, &ctx);
+    if (r != CUDA_SUCCESS || ctx == nullptr) return r == CUDA_SUCCESS ? ALPHAMOE_ERROR_CUDA : status_from_cuda(r);
+    CUdevice dev = -1;
+    s = in_context(d, ctx, [&] {
+        return d.CtxGetDevice(&dev) == CUDA_SUCCESS ? ALPHAMOE_OK : ALPHAMOE_ERROR_CUDA;
+    });
+    if (s != ALPHAMOE_OK) return s;
+    return state_for(d, dev, [&](auto body) { return in_context(d, ctx, body); }, out);
+}
+
+alphamoe_status device_state_for_ordinal(const Driver &d, int ordinal, const DeviceState **out) {
+    alphamoe_status s = setup(d);
+    if (s != ALPHAMOE_OK) return s;
+    if (ordinal < 0 || ordinal >= d.device_count) return ALPHAMOE_ERROR_NO_DEVICE;
+    CUdevice dev = -1;
+    CUresult r = d.DeviceGet(&dev, ordinal);
+    if (r != CUDA_SUCCESS) return status_from_cuda(r);
+    return state_for(d, dev,
+                     [&](auto body) {
+                         CUcontext primary = nullptr;
+                         if (d.DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
+                             return ALPHAMOE_ERROR_CUDA;
+                         const alphamoe_status result = in_context(d, primary, body);
+                         d.DevicePrimaryCtxRelease(dev);
+                         return result;
+                     },
+                     out);
+}
+
+}  // namespace alphamoe

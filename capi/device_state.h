@@ -1,0 +1,29 @@
+// What the launcher needs to know about a device, resolved once per device:
+// its attributes as the selection reads them, checked kernel images, and
+// the cooperative occupancy of the router kernels.
+#ifndef ALPHAMOE_CAPI_DEVICE_STATE_H
+#define ALPHAMOE_CAPI_DEVICE_STATE_H
+
+#include "alphamoe/router.h"
+#include "driver.h"
+
+namespace alphamoe {
+
+struct DeviceState {
+    CUdevice device;
+    alphamoe_device_attributes attributes;
+    CUkernel kernels[ALPHAMOE_KERNEL_COUNT];  // context-independent handles
+};
+
+// The state of the device that owns `stream`'s context (the current context
+// for the NULL stream). Safe under concurrent first calls.
+alphamoe_status device_state_for_stream(const Driver &driver, CUstream stream,
+                                        const DeviceState **out);
+
+// The state of device `ordinal`, resolved in its primary context when it is
+// not resolved yet.
+alphamoe_status device_state_for_ordinal(const Driver &driver, int ordinal, const DeviceState **out);
+
+}  // namespace alphamoe
+
+#endif

@@ -1,0 +1,35 @@
+// The kernel images embedded in the library: one fatbin per kernel, one ELF
+// image per configured architecture inside each.
+#ifndef ALPHAMOE_CAPI_IMAGES_H
+#define ALPHAMOE_CAPI_IMAGES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alphamoe/router.h"
+
+namespace alphamoe {
+
+struct EmbeddedKernel {
+    const char *name;         // e.g. "tiny_routed"
+    const char *entry_point;  // e.g. "alphamoe_tiny_routed"
+    const unsigned char *fatbin;
+    size_t fatbin_size;
+};
+
+// index in [0, ALPHAMOE_KERNEL_COUNT); order: tiny, small, large, each
+// routed then shared.
+const EmbeddedKernel &embedded_kernel(int index);
+int kernel_index(alphamoe_specialization specialization, bool shared_expert);
+
+// Architectures (90, 100, 103, ...) of the ELF images in a fatbin. Returns
+// the number found (writing at most capacity), or -1 if it is malformed.
+int fatbin_elf_archs(const unsigned char *fatbin, size_t size, int32_t *archs, int capacity);
+
+// The image a device of this compute capability runs (arch-specific images
+// run only on their exact architecture), or 0 when the library has none.
+int32_t image_arch_for(int32_t compute_capability);
+
+}  // namespace alphamoe
+
+#endif

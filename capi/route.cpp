@@ -1,0 +1,100 @@
+// alphamoe_route: checks, picks the variant, launches one kernel.
+#include "device_state.h"
+#include "driver.h"
+#include "images.h"
+#include "route_args.h"
+#include "router_internal.h"
+#include "selection.h"
+
+using namespace alphamoe;
+
+namespace {
+
+RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const float *logits,
+                    const alphamoe_buffers &b, const alphamoe_selection &sel) {
+    const alphamoe_params &p = router.params;
+    RouteArgs a = {};
+    a.logits = logits;
+    a.row_stride = p.logits_row_stride;
+    a.topk_ids = b.topk_ids;
+    a.topk_weights = b.topk_weights;
+    a.sorted_token_ids = b.sorted_token_ids;
+    a.expert_ids = b.expert_ids;
+    a.num_tokens_post_padded = b.num_tokens_post_padded;
+    a.expert_counts = b.expert_counts;
+    a.expert_offsets = b.expert_offsets;
+    a.pair_to_sorted = b.pair_to_sorted;
+    a.workspace = static_cast<uint32_t *>(b.workspace);
+    a.num_tokens = num_tokens;
+    a.num_experts = p.num_experts;
+    a.top_k = p.top_k;
+    a.block_m = p.block_m;
+    a.capacity = static_cast<int32_t>(router.capacity);
+    a.tokens_per_cta = sel.tokens_per_cta;
+    a.flags = (p.flags & ALPHAMOE_FLAG_TAIL_FILL) ? kFlagTailFill : 0u;
+    return a;
+}
+
+CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &router,
+                const alphamoe_selection &sel, RouteArgs args, CUstream stream) {
+    CUlaunchAttribute attrs[2] = {};
+    unsigned n_attrs = 0;
+    if (sel.cooperative) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n_attrs].value.cooperative = 1;
+        ++n_attrs;
+    }
+    if (router.params.flags & ALPHAMOE_FLAG_PDL) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n_attrs].value.programmaticStreamSerializationAllowed = 1;
+        ++n_attrs;
+    }
+    CUlaunchConfig cfg = {};
+    cfg.gridDimX = static_cast<unsigned>(sel.grid_ctas);
+    cfg.gridDimY = 1;
+    cfg.gridDimZ = 1;
+    cfg.blockDimX = static_cast<unsigned>(sel.block_threads);
+    cfg.blockDimY = 1;
+    cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = 0;
+    cfg.hStream = stream;
+    cfg.attrs = n_attrs ? attrs : nullptr;
+    cfg.numAttrs = n_attrs;
+    void *params[] = {&args};
+    const CUkernel kernel = st.kernels[kernel_index(sel.specialization, shared_expert(router))];
+    // A CUkernel launches as a CUfunction in the stream's context.
+    return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);
+}
+
+}  // namespace
+
+extern "C" alphamoe_status alphamoe_route(const alphamoe_router *router, int32_t num_tokens,
+                                          const float *logits, const alphamoe_buffers *buffers,
+                                          struct CUstream_st *stream) {
+    alphamoe_buffers b;
+    alphamoe_status s = validate_call(router, num_tokens, logits, buffers, true, &b);
+    if (s != ALPHAMOE_OK) return s;
+    const Driver *d = nullptr;
+    s = load_driver(&d);
+    if (s != ALPHAMOE_OK) return s;
+    const DeviceState *st = nullptr;
+    s = device_state_for_stream(*d, stream, &st);
+    if (s != ALPHAMOE_OK) return s;
+    alphamoe_selection sel;
+    s = select_variant(*router, num_tokens, st->attributes, &sel);
+    if (s != ALPHAMOE_OK) return s;
+
+    const RouteArgs args = make_args(*router, num_tokens, logits, b, sel);
+    CUresult r = launch(*d, *st, *router, sel, args, stream);
+    if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
+        // Fewer multiprocessors than the attributes promised (a partitioned
+        // or shared device): one CTA computes the same plan.
+        alphamoe_selection tiny = sel;
+        tiny.specialization = ALPHAMOE_SPECIALIZATION_TINY;
+        tiny.cooperative = 0;
+        tiny.grid_ctas = 1;
+        tiny.tokens_per_cta = num_tokens > 0 ? num_tokens : 1;
+        r = launch(*d, *st, *router, tiny, make_args(*router, num_tokens, logits, b, tiny), stream);
+    }
+    return status_from_cuda(r);
+}

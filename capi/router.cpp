@@ -1,0 +1,153 @@
+// Router creation, parameter validation and sizing: host only.
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "route_args.h"
+#include "router_internal.h"
+#include "struct_io.h"
+
+namespace alphamoe {
+namespace {
+
+alphamoe_status validate_params(alphamoe_params *p) {
+    if (p->num_experts < 1 || p->num_experts > ALPHAMOE_MAX_EXPERTS) return ALPHAMOE_ERROR_NUM_EXPERTS;
+    const int32_t max_k = p->num_experts < ALPHAMOE_MAX_TOP_K ? p->num_experts : ALPHAMOE_MAX_TOP_K;
+    if (p->top_k < 1 || p->top_k > max_k) return ALPHAMOE_ERROR_TOP_K;
+    if (p->block_m < 1 || p->block_m > ALPHAMOE_MAX_BLOCK_M) return ALPHAMOE_ERROR_BLOCK_M;
+    if (p->flags & ~ALPHAMOE_FLAG_ALL) return ALPHAMOE_ERROR_FLAGS;
+    if ((p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) && p->top_k < 2) return ALPHAMOE_ERROR_SHARED_EXPERT;
+    if (p->force_specialization < ALPHAMOE_SPECIALIZATION_AUTO ||
+        p->force_specialization > ALPHAMOE_SPECIALIZATION_LARGE)
+        return ALPHAMOE_ERROR_SPECIALIZATION;
+    if (p->max_tokens < 0) return ALPHAMOE_ERROR_MAX_TOKENS;
+    // Pair indices, the sentinel and plan positions are int32.
+    const int64_t pairs = static_cast<int64_t>(p->max_tokens) * p->top_k;
+    if (pairs > INT32_MAX) return ALPHAMOE_ERROR_MAX_TOKENS;
+    if (p->logits_row_stride == 0) p->logits_row_stride = p->num_experts;
+    if (p->logits_row_stride < p->num_experts) return ALPHAMOE_ERROR_ROW_STRIDE;
+    // The last row's byte offset must fit a signed 64-bit pointer offset.
+    const int64_t rows = p->max_tokens > 1 ? p->max_tokens : 1;
+    if (p->logits_row_stride > INT64_MAX / static_cast<int64_t>(sizeof(float)) / rows)
+        return ALPHAMOE_ERROR_ROW_STRIDE;
+    return ALPHAMOE_OK;
+}
+
+// Contract section 5: the tight bound on the padded plan length.
+int64_t plan_capacity(int64_t pairs, int64_t experts, int64_t block_m) {
+    const int64_t nonempty = pairs < experts ? pairs : experts;
+    const int64_t blocks = nonempty + (pairs - nonempty) / block_m;
+    return blocks * block_m;
+}
+
+alphamoe_extent int32_extent(int64_t elements) {
+    alphamoe_extent x;
+    x.elements = elements;
+    x.bytes = elements * 4;
+    return x;
+}
+
+}  // namespace
+
+alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
+                              const float *logits, const alphamoe_buffers *in,
+                              bool need_workspace, alphamoe_buffers *b) {
+    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    const alphamoe_status s = read_struct(in, kBuffersSizeV1, b);
+    if (s != ALPHAMOE_OK) return s;
+    const alphamoe_params &p = router->params;
+    if (num_tokens < 0 || num_tokens > p.max_tokens) return ALPHAMOE_ERROR_NUM_TOKENS;
+
+    // With no tokens nothing token-shaped is read or written: an empty
+    // tensor's NULL data pointer is fine there.
+    const bool has_tokens = num_tokens > 0;
+    if (has_tokens && (logits == nullptr || b->topk_ids == nullptr || b->topk_weights == nullptr))
+        return ALPHAMOE_ERROR_NULL_POINTER;
+    if (b->sorted_token_ids == nullptr || b->expert_ids == nullptr ||
+        b->num_tokens_post_padded == nullptr)
+        return ALPHAMOE_ERROR_NULL_POINTER;
+    if (need_workspace && b->workspace == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+
+    const void *word_aligned[] = {logits,
+                                  b->topk_ids,
+                                  b->topk_weights,
+                                  b->sorted_token_ids,
+                                  b->expert_ids,
+                                  b->num_tokens_post_padded,
+                                  b->expert_counts,
+                                  b->expert_offsets,
+                                  b->pair_to_sorted};
+    for (const void *ptr : word_aligned)
+        if (reinterpret_cast<uintptr_t>(ptr) % 4 != 0) return ALPHAMOE_ERROR_ALIGNMENT;
+    if (need_workspace && reinterpret_cast<uintptr_t>(b->workspace) % kWorkspaceAlignment != 0)
+        return ALPHAMOE_ERROR_ALIGNMENT;
+
+    if (b->sorted_token_ids_capacity < router->capacity ||
+        b->expert_ids_capacity < router->capacity / p.block_m)
+        return ALPHAMOE_ERROR_CAPACITY;
+    if (need_workspace && b->workspace_bytes < static_cast<size_t>(router->workspace_bytes))
+        return ALPHAMOE_ERROR_WORKSPACE;
+    return ALPHAMOE_OK;
+}
+
+}  // namespace alphamoe
+
+using namespace alphamoe;
+
+extern "C" {
+
+alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_router **out) {
+    if (out == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    alphamoe_params p;
+    alphamoe_status s = read_struct(params, kParamsSizeV1, &p);
+    if (s != ALPHAMOE_OK) return s;
+    s = validate_params(&p);
+    if (s != ALPHAMOE_OK) return s;
+    const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
+    const int64_t capacity = plan_capacity(pairs, p.num_experts, p.block_m);
+    if (capacity > INT32_MAX) return ALPHAMOE_ERROR_MAX_TOKENS;
+
+    alphamoe_router *r = static_cast<alphamoe_router *>(calloc(1, sizeof(alphamoe_router)));
+    if (r == nullptr) return ALPHAMOE_ERROR_OUT_OF_MEMORY;
+    r->params = p;
+    r->params.struct_size = sizeof(alphamoe_params);
+    r->capacity = capacity;
+    const int64_t bytes = workspace_words(p.num_experts) * 4;
+    r->workspace_bytes = (bytes + 127) / 128 * 128;
+    *out = r;
+    return ALPHAMOE_OK;
+}
+
+void alphamoe_router_destroy(alphamoe_router *router) { free(router); }
+
+alphamoe_status alphamoe_router_get_params(const alphamoe_router *router, alphamoe_params *out) {
+    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    const alphamoe_status s = check_output_struct(out, kParamsSizeV1);
+    if (s != ALPHAMOE_OK) return s;
+    write_struct(router->params, out);
+    return ALPHAMOE_OK;
+}
+
+alphamoe_status alphamoe_router_sizes(const alphamoe_router *router, alphamoe_sizes *out) {
+    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    const alphamoe_status s = check_output_struct(out, kSizesSizeV1);
+    if (s != ALPHAMOE_OK) return s;
+    const alphamoe_params &p = router->params;
+    const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
+    alphamoe_sizes z = {};
+    z.struct_size = sizeof(z);
+    z.topk_ids = int32_extent(pairs);
+    z.topk_weights = int32_extent(pairs);
+    z.sorted_token_ids = int32_extent(router->capacity);
+    z.expert_ids = int32_extent(router->capacity / p.block_m);
+    z.num_tokens_post_padded = int32_extent(1);
+    z.expert_counts = int32_extent(p.num_experts);
+    z.expert_offsets = int32_extent(p.num_experts + 1);
+    z.pair_to_sorted = int32_extent(pairs);
+    z.workspace.elements = router->workspace_bytes;
+    z.workspace.bytes = router->workspace_bytes;
+    z.workspace_alignment = kWorkspaceAlignment;
+    write_struct(z, out);
+    return ALPHAMOE_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,40 @@
+// The router object and the argument checks shared by the GPU launch and
+// the host reference.
+#ifndef ALPHAMOE_CAPI_ROUTER_INTERNAL_H
+#define ALPHAMOE_CAPI_ROUTER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "alphamoe/router.h"
+
+struct alphamoe_router {
+    alphamoe_params params;  // validated; logits_row_stride resolved
+    int64_t capacity;        // sorted_token_ids elements for max_tokens
+    int64_t workspace_bytes;
+};
+
+namespace alphamoe {
+
+// Sizes of the first public versions of each struct.
+constexpr size_t kParamsSizeV1 = sizeof(alphamoe_params);
+constexpr size_t kSizesSizeV1 = sizeof(alphamoe_sizes);
+constexpr size_t kBuffersSizeV1 = sizeof(alphamoe_buffers);
+constexpr size_t kDeviceAttributesSizeV1 = sizeof(alphamoe_device_attributes);
+constexpr size_t kSelectionSizeV1 = sizeof(alphamoe_selection);
+
+constexpr int64_t kWorkspaceAlignment = 16;
+
+inline bool shared_expert(const alphamoe_router &r) {
+    return (r.params.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
+}
+
+// Checks everything of one call that does not need a GPU. On success
+// *buffers holds the caller's buffers read through struct_size.
+// need_workspace: the GPU path requires it, the host reference ignores it.
+alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
+                              const float *logits, const alphamoe_buffers *in,
+                              bool need_workspace, alphamoe_buffers *buffers);
+
+}  // namespace alphamoe
+
+#endif

@@ -1,0 +1,118 @@
+#include "selection.h"
+
+#include "images.h"
+#include "route_args.h"
+#include "router_internal.h"
+#include "struct_io.h"
+
+namespace alphamoe {
+namespace {
+
+// Where each specialization takes over, per image architecture. tiny keeps
+// the whole call in one CTA (no barrier, no workspace traffic); small pays
+// one grid barrier; large pays two but spreads every step over the device.
+struct Thresholds {
+    int32_t image_arch;
+    int32_t tiny_max_tokens;
+    int32_t small_max_tokens;
+    int32_t small_tokens_per_cta;  // one token per warp in flight
+};
+
+const Thresholds kThresholds[] = {
+    {90, 16, 2048, kWarpsPerBlock},
+    {100, 16, 2048, kWarpsPerBlock},
+    {103, 16, 2048, kWarpsPerBlock},
+};
+const Thresholds kDefaultThresholds = {0, 16, 2048, kWarpsPerBlock};
+
+const Thresholds &thresholds_for(int32_t image_arch) {
+    for (const Thresholds &t : kThresholds)
+        if (t.image_arch == image_arch) return t;
+    return kDefaultThresholds;
+}
+
+int32_t div_up(int32_t a, int32_t b) { return (a + b - 1) / b; }
+
+// Spreads num_tokens over at most max_ctas CTAs of at least min_per_cta
+// tokens, dropping CTAs that would get none.
+void spread(int32_t num_tokens, int32_t max_ctas, int32_t min_per_cta, alphamoe_selection *s) {
+    int32_t per_cta = div_up(num_tokens, max_ctas);
+    if (per_cta < min_per_cta) per_cta = min_per_cta;
+    s->tokens_per_cta = per_cta;
+    s->grid_ctas = div_up(num_tokens, per_cta);
+}
+
+}  // namespace
+
+alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens,
+                               const alphamoe_device_attributes &device, alphamoe_selection *out) {
+    if (num_tokens < 0 || num_tokens > router.params.max_tokens) return ALPHAMOE_ERROR_NUM_TOKENS;
+    if (device.compute_capability <= 0 || device.multiprocessor_count <= 0 ||
+        device.cooperative_ctas_per_sm < 0)
+        return ALPHAMOE_ERROR_INVALID_ARGUMENT;
+    const int32_t image_arch = image_arch_for(device.compute_capability);
+    if (image_arch == 0) return ALPHAMOE_ERROR_NO_IMAGE;
+    const Thresholds &th = thresholds_for(image_arch);
+    const bool can_cooperate = device.cooperative_launch != 0 && device.cooperative_ctas_per_sm >= 1;
+
+    alphamoe_specialization spec =
+        static_cast<alphamoe_specialization>(router.params.force_specialization);
+    if (spec == ALPHAMOE_SPECIALIZATION_AUTO) {
+        if (num_tokens <= th.tiny_max_tokens || !can_cooperate)
+            spec = ALPHAMOE_SPECIALIZATION_TINY;
+        else if (num_tokens <= th.small_max_tokens)
+            spec = ALPHAMOE_SPECIALIZATION_SMALL;
+        else
+            spec = ALPHAMOE_SPECIALIZATION_LARGE;
+    } else if (spec != ALPHAMOE_SPECIALIZATION_TINY && !can_cooperate) {
+        return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
+    }
+
+    alphamoe_selection s = {};
+    s.struct_size = sizeof(s);
+    s.specialization = spec;
+    s.block_threads = kBlockThreads;
+    s.image_arch = image_arch;
+    const int32_t resident = device.multiprocessor_count * device.cooperative_ctas_per_sm;
+    const int32_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
+    const int32_t one_per_sm =
+        device.multiprocessor_count < kMaxGridCtas ? device.multiprocessor_count : kMaxGridCtas;
+    const int32_t tokens = num_tokens > 0 ? num_tokens : 1;
+    switch (spec) {
+    case ALPHAMOE_SPECIALIZATION_SMALL:
+        s.cooperative = 1;
+        spread(tokens, max_grid, th.small_tokens_per_cta, &s);
+        break;
+    case ALPHAMOE_SPECIALIZATION_LARGE:
+        s.cooperative = 1;
+        spread(tokens, one_per_sm, 1, &s);
+        break;
+    default:
+        s.cooperative = 0;
+        s.grid_ctas = 1;
+        s.tokens_per_cta = tokens;
+        break;
+    }
+    *out = s;
+    return ALPHAMOE_OK;
+}
+
+}  // namespace alphamoe
+
+using namespace alphamoe;
+
+extern "C" alphamoe_status alphamoe_router_select(const alphamoe_router *router, int32_t num_tokens,
+                                                  const alphamoe_device_attributes *device,
+                                                  alphamoe_selection *out) {
+    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    alphamoe_device_attributes attrs;
+    alphamoe_status s = read_struct(device, kDeviceAttributesSizeV1, &attrs);
+    if (s != ALPHAMOE_OK) return s;
+    s = check_output_struct(out, kSelectionSizeV1);
+    if (s != ALPHAMOE_OK) return s;
+    alphamoe_selection sel;
+    s = select_variant(*router, num_tokens, attrs, &sel);
+    if (s != ALPHAMOE_OK) return s;
+    write_struct(sel, out);
+    return ALPHAMOE_OK;
+}

@@ -1,0 +1,15 @@
+// The one place that decides which kernel runs a call, on what grid.
+#ifndef ALPHAMOE_CAPI_SELECTION_H
+#define ALPHAMOE_CAPI_SELECTION_H
+
+#include "alphamoe/router.h"
+
+namespace alphamoe {
+
+// Pure: the router's parameters, M and the device attributes decide.
+alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens,
+                               const alphamoe_device_attributes &device, alphamoe_selection *out);
+
+}  // namespace alphamoe
+
+#endif

@@ -1,0 +1,54 @@
+// Status messages and the library version.
+#include "alphamoe/router.h"
+
+extern "C" {
+
+const char *alphamoe_status_string(alphamoe_status status) {
+    switch (status) {
+    case ALPHAMOE_OK: return "ALPHAMOE_OK: success";
+    case ALPHAMOE_ERROR_NULL_POINTER: return "ALPHAMOE_ERROR_NULL_POINTER: a required pointer is NULL";
+    case ALPHAMOE_ERROR_STRUCT_SIZE:
+        return "ALPHAMOE_ERROR_STRUCT_SIZE: struct_size is smaller than the first version of the struct";
+    case ALPHAMOE_ERROR_NUM_EXPERTS: return "ALPHAMOE_ERROR_NUM_EXPERTS: num_experts must be in [1, 512]";
+    case ALPHAMOE_ERROR_TOP_K: return "ALPHAMOE_ERROR_TOP_K: top_k must be in [1, min(num_experts, 16)]";
+    case ALPHAMOE_ERROR_BLOCK_M: return "ALPHAMOE_ERROR_BLOCK_M: block_m must be in [1, 256]";
+    case ALPHAMOE_ERROR_MAX_TOKENS:
+        return "ALPHAMOE_ERROR_MAX_TOKENS: max_tokens must be >= 0 and its plan must fit int32 "
+               "(max_tokens * top_k and the padded capacity at most 2^31 - 1)";
+    case ALPHAMOE_ERROR_NUM_TOKENS: return "ALPHAMOE_ERROR_NUM_TOKENS: num_tokens must be in [0, max_tokens]";
+    case ALPHAMOE_ERROR_SHARED_EXPERT: return "ALPHAMOE_ERROR_SHARED_EXPERT: shared-expert mode needs top_k >= 2";
+    case ALPHAMOE_ERROR_ROW_STRIDE:
+        return "ALPHAMOE_ERROR_ROW_STRIDE: logits_row_stride must be 0 or >= num_experts, and the "
+               "logits extent must fit 64 bits";
+    case ALPHAMOE_ERROR_FLAGS: return "ALPHAMOE_ERROR_FLAGS: flags has bits outside ALPHAMOE_FLAG_ALL";
+    case ALPHAMOE_ERROR_SPECIALIZATION:
+        return "ALPHAMOE_ERROR_SPECIALIZATION: force_specialization is not an alphamoe_specialization";
+    case ALPHAMOE_ERROR_ALIGNMENT:
+        return "ALPHAMOE_ERROR_ALIGNMENT: buffers must be 4-byte aligned and the workspace "
+               "workspace_alignment-aligned";
+    case ALPHAMOE_ERROR_CAPACITY:
+        return "ALPHAMOE_ERROR_CAPACITY: an output buffer is smaller than alphamoe_router_sizes says";
+    case ALPHAMOE_ERROR_WORKSPACE:
+        return "ALPHAMOE_ERROR_WORKSPACE: the workspace is smaller than alphamoe_router_sizes says";
+    case ALPHAMOE_ERROR_NO_DRIVER:
+        return "ALPHAMOE_ERROR_NO_DRIVER: the CUDA driver (libcuda.so.1) is missing or too old";
+    case ALPHAMOE_ERROR_NO_DEVICE: return "ALPHAMOE_ERROR_NO_DEVICE: no such CUDA device";
+    case ALPHAMOE_ERROR_NO_IMAGE:
+        return "ALPHAMOE_ERROR_NO_IMAGE: this library holds no kernel image for the device's architecture";
+    case ALPHAMOE_ERROR_UNSUPPORTED_DEVICE:
+        return "ALPHAMOE_ERROR_UNSUPPORTED_DEVICE: the device cannot run this specialization "
+               "(no cooperative launch, or no CTA fits on a multiprocessor)";
+    case ALPHAMOE_ERROR_CUDA:
+        return "ALPHAMOE_ERROR_CUDA: a CUDA driver call failed (possibly a sticky error from earlier work)";
+    case ALPHAMOE_ERROR_OUT_OF_MEMORY: return "ALPHAMOE_ERROR_OUT_OF_MEMORY: a host allocation failed";
+    case ALPHAMOE_ERROR_INVALID_ARGUMENT:
+        return "ALPHAMOE_ERROR_INVALID_ARGUMENT: an index or capacity argument is out of range";
+    }
+    return "ALPHAMOE_ERROR_UNKNOWN: not an alphamoe_status value";
+}
+
+uint32_t alphamoe_version_number(void) { return ALPHAMOE_VERSION_NUMBER; }
+
+const char *alphamoe_version_string(void) { return ALPHAMOE_VERSION_STRING; }
+
+}  // extern "C"

@@ -1,0 +1,212 @@
+// The phases every specialization runs on its CTA's contiguous token range.
+// Specializations differ only in how CTAs exchange their expert counts
+// (tiny: none; small: one barrier, each CTA sums; large: two barriers, the
+// sums spread over the grid), so this file holds everything else.
+//
+// Order inside an expert's group is ascending pair index without atomics:
+// each warp owns a contiguous run of tokens and counts its pairs per expert;
+// the counts become exclusive prefixes over warps, CTAs and experts, and the
+// warp then replays its tokens in order, handing out consecutive positions.
+#ifndef ALPHAMOE_KERNELS_ROUTE_CTA_CUH
+#define ALPHAMOE_KERNELS_ROUTE_CTA_CUH
+
+#include <stdint.h>
+
+#include "common/block_scan.cuh"
+#include "common/warp_topk.cuh"
+#include "route_args.h"
+
+namespace alphamoe {
+
+struct CtaShared {
+    // Per warp and expert: pairs counted in phase 1, then the warp's running
+    // position inside the CTA's share of the expert's group.
+    int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
+    int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
+    int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
+    int32_t total[kMaxExperts];       // pairs per expert over the whole call
+    int32_t scan_scratch[kWarpsPerBlock];
+};
+
+struct TokenRange {
+    int32_t begin;
+    int32_t end;
+};
+
+__device__ __forceinline__ TokenRange cta_token_range(const RouteArgs &a, int cta) {
+    const int64_t begin = static_cast<int64_t>(cta) * a.tokens_per_cta;
+    const int64_t end = begin + a.tokens_per_cta;
+    TokenRange r;
+    r.begin = static_cast<int32_t>(begin < a.num_tokens ? begin : a.num_tokens);
+    r.end = static_cast<int32_t>(end < a.num_tokens ? end : a.num_tokens);
+    return r;
+}
+
+__device__ __forceinline__ TokenRange warp_token_range(TokenRange cta, int warp) {
+    const int32_t n = cta.end - cta.begin;
+    const int32_t per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    TokenRange r;
+    r.begin = min(cta.end, cta.begin + warp * per_warp);
+    r.end = min(cta.end, r.begin + per_warp);
+    return r;
+}
+
+// Phase 1: rank each token of the warp's range, write its ids and weights,
+// count its pairs per expert.
+template <int S, bool kShared>
+__device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int k = a.top_k;
+    const int n_candidates = kShared ? a.num_experts - 1 : a.num_experts;
+    const int n_select = kShared ? k - 1 : k;
+    int32_t *counts = sh.warp_counts[warp];
+    for (int e = lane; e < a.num_experts; e += 32) counts[e] = 0;
+    __syncwarp();
+    for (int32_t t = range.begin; t < range.end; ++t) {
+        const float *row = a.logits + static_cast<int64_t>(t) * a.row_stride;
+        int32_t id = 0;
+        uint32_t key = kNoCandidateKey;
+        warp_select_topk<S>(row, n_candidates, n_select, lane, id, key);
+        float logit = key_value(key);
+        if (kShared && lane == k - 1) {
+            id = a.num_experts - 1;
+            logit = row[id];
+        }
+        const bool active = lane < k;
+        const float weight = warp_gate_weight(logit, active);
+        if (active) {
+            const int64_t p = static_cast<int64_t>(t) * k + lane;
+            a.topk_ids[p] = id;
+            a.topk_weights[p] = weight;
+            counts[id] += 1;  // ids of one token are distinct: no conflict
+        }
+        __syncwarp();
+    }
+}
+
+template <bool kShared>
+__device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaShared &sh,
+                                                        TokenRange range) {
+    const int n_candidates = kShared ? a.num_experts - 1 : a.num_experts;
+    const int slots = (n_candidates + 31) / 32;
+    if (slots <= 1)
+        select_tokens<1, kShared>(a, sh, range);
+    else if (slots <= 2)
+        select_tokens<2, kShared>(a, sh, range);
+    else if (slots <= 4)
+        select_tokens<4, kShared>(a, sh, range);
+    else if (slots <= 8)
+        select_tokens<8, kShared>(a, sh, range);
+    else
+        select_tokens<16, kShared>(a, sh, range);
+}
+
+// Turns warp counts into exclusive prefixes over warps; returns, in thread
+// e < E, the CTA's pair count for expert e (0 elsewhere).
+__device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {
+    __syncthreads();
+    const int e = threadIdx.x;
+    int32_t running = 0;
+    if (e < a.num_experts) {
+#pragma unroll
+        for (int w = 0; w < kWarpsPerBlock; ++w) {
+            const int32_t c = sh.warp_counts[w][e];
+            sh.warp_counts[w][e] = running;
+            running += c;
+        }
+    }
+    return running;
+}
+
+// Phase 3: group offsets from the totals (thread e holds expert e's), then
+// positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
+// before this one hold.
+__device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
+                                            int32_t total, int32_t earlier_ctas) {
+    const int e = threadIdx.x;
+    const int32_t bm = a.block_m;
+    const int32_t padded = e < a.num_experts ? (total + bm - 1) / bm * bm : 0;
+    int32_t live_length = 0;
+    const int32_t offset = block_exclusive_scan(padded, sh.scan_scratch, &live_length);
+    if (e < a.num_experts) {
+        sh.offset[e] = offset;
+        sh.total[e] = total;
+        sh.base[e] = offset + earlier_ctas;
+    }
+    if (e == 0) sh.offset[a.num_experts] = live_length;
+    __syncthreads();
+
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const TokenRange range = warp_token_range(cta_range, warp);
+    const int k = a.top_k;
+    int32_t *running = sh.warp_counts[warp];
+    for (int32_t t = range.begin; t < range.end; ++t) {
+        if (lane < k) {
+            const int32_t p = t * k + lane;
+            // Written by this same thread in phase 1.
+            const int32_t id = a.topk_ids[p];
+            const int32_t pos = sh.base[id] + running[id];
+            running[id] += 1;
+            a.sorted_token_ids[pos] = p;
+            if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+        }
+        __syncwarp();
+    }
+}
+
+// Last expert e with offset[e] <= pos: the nonempty group holding pos
+// (empty groups share their successor's offset and come before it).
+__device__ __forceinline__ int32_t expert_of_position(const CtaShared &sh, int32_t num_experts,
+                                                      int32_t pos) {
+    int32_t lo = 0, hi = num_experts - 1;
+    while (lo < hi) {
+        const int32_t mid = (lo + hi + 1) >> 1;
+        if (sh.offset[mid] <= pos)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+// Everything of the plan that is not a pair position, spread over the grid:
+// padding sentinels, expert_ids, counts, offsets, live length, tail fill.
+__device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
+                                                int num_ctas) {
+    const int E = a.num_experts;
+    const int32_t bm = a.block_m;
+    const int32_t sentinel = a.num_tokens * a.top_k;
+    const int32_t live_length = sh.offset[E];
+    const int lane = threadIdx.x & 31;
+    const int64_t thread = static_cast<int64_t>(cta) * kBlockThreads + threadIdx.x;
+    const int64_t threads = static_cast<int64_t>(num_ctas) * kBlockThreads;
+    const int64_t warp = thread >> 5;
+    const int64_t warps = threads >> 5;
+
+    for (int64_t e = warp; e < E; e += warps) {
+        for (int32_t pos = sh.offset[e] + sh.total[e] + lane; pos < sh.offset[e + 1]; pos += 32)
+            a.sorted_token_ids[pos] = sentinel;
+    }
+    const int32_t live_blocks = live_length / bm;
+    for (int64_t b = thread; b < live_blocks; b += threads)
+        a.expert_ids[b] = expert_of_position(sh, E, static_cast<int32_t>(b) * bm);
+    for (int64_t e = thread; e < E; e += threads) {
+        if (a.expert_counts) a.expert_counts[e] = sh.total[e];
+        if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];
+    }
+    if (thread == 0) {
+        *a.num_tokens_post_padded = live_length;
+        if (a.expert_offsets) a.expert_offsets[E] = live_length;
+    }
+    if (a.flags & kFlagTailFill) {
+        for (int64_t pos = live_length + thread; pos < a.capacity; pos += threads)
+            a.sorted_token_ids[pos] = sentinel;
+        for (int64_t b = live_blocks + thread; b < a.capacity / bm; b += threads) a.expert_ids[b] = -1;
+    }
+}
+
+}  // namespace alphamoe
+
+#endif

@@ -1,0 +1,74 @@
+// large: a persistent grid sized to the device. The per-CTA counts are
+// scanned over CTAs by one warp per expert, spread over the whole grid,
+// between two grid barriers; each CTA then reads back only its own column.
+#include "common/dependent_launch.cuh"
+#include "common/grid_barrier.cuh"
+#include "common/kernel_name.cuh"
+#include "common/route_cta.cuh"
+
+using namespace alphamoe;
+
+namespace {
+
+constexpr int kCtasPerLane = kMaxGridCtas / 32;
+
+// counts[e][0..num_ctas) becomes its exclusive prefix; totals[e] the sum.
+__device__ __forceinline__ void scan_counts_over_ctas(int32_t *row, int32_t *total_out,
+                                                      int num_ctas) {
+    const int lane = threadIdx.x & 31;
+    int32_t v[kCtasPerLane];
+    int32_t lane_sum = 0;
+#pragma unroll
+    for (int i = 0; i < kCtasPerLane; ++i) {
+        const int c = lane * kCtasPerLane + i;
+        v[i] = c < num_ctas ? __ldcg(row + c) : 0;
+        lane_sum += v[i];
+    }
+    int32_t inclusive = lane_sum;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const int32_t up = __shfl_up_sync(kFullMask, inclusive, offset);
+        if (lane >= offset) inclusive += up;
+    }
+    int32_t running = inclusive - lane_sum;
+#pragma unroll
+    for (int i = 0; i < kCtasPerLane; ++i) {
+        const int c = lane * kCtasPerLane + i;
+        if (c < num_ctas) __stcg(row + c, running);
+        running += v[i];
+    }
+    if (lane == 31) __stcg(total_out, inclusive);
+}
+
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
+    ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
+    __shared__ CtaShared sh;
+    wait_for_preceding_kernel();
+    const int cta = blockIdx.x;
+    const int num_ctas = gridDim.x;
+    const TokenRange range = cta_token_range(a, cta);
+    select_tokens_any_width<kSharedExpert>(a, sh, warp_token_range(range, threadIdx.x >> 5));
+    const int32_t count = cta_expert_count(a, sh);
+
+    const int e = threadIdx.x;
+    int32_t *counts = reinterpret_cast<int32_t *>(a.workspace + kWsHeaderWords);
+    int32_t *totals = counts + workspace_count_words(a.num_experts);
+    if (e < a.num_experts) __stcg(counts + e * kMaxGridCtas + cta, count);
+    grid_barrier(a.workspace, num_ctas);
+
+    const int warps = num_ctas * kWarpsPerBlock;
+    for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.num_experts; x += warps)
+        scan_counts_over_ctas(counts + x * kMaxGridCtas, totals + x, num_ctas);
+    grid_barrier(a.workspace, num_ctas);
+
+    int32_t total = 0, earlier = 0;
+    if (e < a.num_experts) {
+        total = __ldcg(totals + e);
+        earlier = __ldcg(counts + e * kMaxGridCtas + cta);
+    }
+    place_pairs(a, sh, range, total, earlier);
+    write_plan_rest(a, sh, cta, num_ctas);
+    allow_dependent_launch();
+}

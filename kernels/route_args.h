@@ -1,0 +1,69 @@
+// The kernel parameter block, shared by the host launcher and the kernels so
+// the two can never disagree on its layout. Plain C++, no CUDA headers.
+#ifndef ALPHAMOE_KERNELS_ROUTE_ARGS_H
+#define ALPHAMOE_KERNELS_ROUTE_ARGS_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define ALPHAMOE_HOST_DEVICE __host__ __device__
+#else
+#define ALPHAMOE_HOST_DEVICE
+#endif
+
+namespace alphamoe {
+
+// Threads per CTA of every router kernel: one warp per token in flight, and
+// one thread per expert in the CTA-wide scans (E <= 512).
+constexpr int kBlockThreads = 512;
+constexpr int kWarpsPerBlock = kBlockThreads / 32;
+constexpr int kMaxExperts = 512;
+// The workspace holds per-CTA expert counts for at most this many CTAs.
+constexpr int kMaxGridCtas = 256;
+
+enum RouteFlags : uint32_t {
+    kFlagTailFill = 0x2u,  // same bit as ALPHAMOE_FLAG_TAIL_FILL
+};
+
+// Workspace layout, in 32-bit words. The barrier words must be zero before
+// the first call; every call leaves them as it found them (count) or
+// advanced (generation), both valid starting states.
+constexpr int kWsBarrierCount = 0;
+constexpr int kWsBarrierGeneration = 1;
+constexpr int kWsHeaderWords = 32;  // keeps the count table 128-byte aligned
+
+// counts[e * kMaxGridCtas + c]: pairs of expert e in CTA c's token range,
+// turned in place into the exclusive prefix over CTAs by the large kernel.
+ALPHAMOE_HOST_DEVICE inline int64_t workspace_count_words(int32_t num_experts) {
+    return static_cast<int64_t>(num_experts) * kMaxGridCtas;
+}
+// totals[e] follow the count table.
+ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
+    return kWsHeaderWords + workspace_count_words(num_experts) + num_experts;
+}
+
+struct RouteArgs {
+    const float *logits;
+    int64_t row_stride;          // elements
+    int32_t *topk_ids;           // [M, k]
+    float *topk_weights;         // [M, k]
+    int32_t *sorted_token_ids;   // [capacity]
+    int32_t *expert_ids;         // [capacity / block_m]
+    int32_t *num_tokens_post_padded;
+    int32_t *expert_counts;      // optional
+    int32_t *expert_offsets;     // optional
+    int32_t *pair_to_sorted;     // optional
+    uint32_t *workspace;
+    int32_t num_tokens;          // M
+    int32_t num_experts;         // E
+    int32_t top_k;               // k
+    int32_t block_m;
+    int32_t capacity;            // sized capacity of sorted_token_ids (tail fill)
+    int32_t tokens_per_cta;      // contiguous token range of one CTA
+    uint32_t flags;              // RouteFlags
+    int32_t reserved;
+};
+
+}  // namespace alphamoe
+
+#endif
