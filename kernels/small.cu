@@ -12,6 +12,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(small)(const RouteArgs a) {
     __shared__ CtaShared sh;
     wait_for_preceding_kernel();
+    if (route_empty_call(a)) {
+        allow_dependent_launch();
+        return;
+    }
     const int cta = blockIdx.x;
     const int num_ctas = gridDim.x;
     const TokenRange range = cta_token_range(a, cta);

@@ -9,8 +9,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(tiny)(const RouteArgs a) {
     __shared__ CtaShared sh;
     wait_for_preceding_kernel();
-    if (a.num_tokens == 0) {
-        if (threadIdx.x == 0) *a.num_tokens_post_padded = 0;
+    if (route_empty_call(a)) {
         allow_dependent_launch();
         return;
     }

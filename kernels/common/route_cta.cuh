@@ -51,6 +51,14 @@ __device__ __forceinline__ TokenRange warp_token_range(TokenRange cta, int warp)
     return r;
 }
 
+// M == 0 writes the live length and nothing else (contract section 2).
+// The condition is uniform over the grid, so no CTA is left at a barrier.
+__device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
+    if (a.num_tokens != 0) return false;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *a.num_tokens_post_padded = 0;
+    return true;
+}
+
 // Phase 1: rank each token of the warp's range, write its ids and weights,
 // count its pairs per expert.
 template <int S, bool kShared>

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Runs the GPU sanitizer sweep under one compute-sanitizer tool. Skips
+(exit 77) where there is no compute-sanitizer or no GPU."""
+import os
+import shutil
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def main() -> int:
+    tool, test_gpu, toolkit_bin = sys.argv[1], sys.argv[2], sys.argv[3]
+    sanitizer = shutil.which('compute-sanitizer') or os.path.join(toolkit_bin, 'compute-sanitizer')
+    if not os.access(sanitizer, os.X_OK):
+        print('SKIP: compute-sanitizer not found')
+        return SKIP
+    probe = subprocess.run([test_gpu, 'gpu_info'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if probe.returncode == SKIP:
+        print(probe.stdout.strip())
+        return SKIP
+    cmd = [sanitizer, '--tool', tool, '--error-exitcode', '99', '--print-limit', '20']
+    if tool == 'racecheck':
+        cmd += ['--racecheck-report', 'all']
+    cmd += [test_gpu, 'gpu_sanitizer_sweep']
+    print(' '.join(cmd), flush=True)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(proc.stdout)
+    if proc.returncode != 0:
+        return 1
+    if 'ERROR SUMMARY: 0 errors' not in proc.stdout and 'RACECHECK SUMMARY: 0 hazards' not in proc.stdout:
+        print('FAIL: no clean summary from compute-sanitizer')
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,84 @@
+/* Shared helpers of the router tests: random inputs, plan buffers with
+ * guard zones, poisoning, and the comparison of two plans. */
+#ifndef ALPHAMOE_TEST_SUPPORT_H
+#define ALPHAMOE_TEST_SUPPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alphamoe/router.h"
+
+/* ---- random numbers (splitmix64): reproducible from a printed seed ---- */
+typedef struct test_rng {
+    uint64_t state;
+} test_rng;
+
+void rng_seed(test_rng *rng, uint64_t seed);
+uint64_t rng_next(test_rng *rng);
+uint32_t rng_below(test_rng *rng, uint32_t n); /* uniform in [0, n) */
+float rng_uniform(test_rng *rng, float lo, float hi);
+/* The run's base seed: $ALPHAMOE_TEST_SEED if set, else drawn from the
+ * clock; printed once so a failure can be replayed. */
+uint64_t test_base_seed(void);
+
+/* ---- logits ---- */
+typedef enum logit_pattern {
+    LOGITS_RANDOM,      /* uniform in [-8, 8) */
+    LOGITS_QUANTIZED,   /* a few distinct values per row: heavy ties */
+    LOGITS_ONE_HOT,     /* `hot` expert far above the rest in every row */
+    LOGITS_ALL_EQUAL,   /* every logit of a row equal */
+    LOGITS_NONFINITE,   /* rows mixing NaN, +-inf, -0.0, +0.0, denormals and numbers */
+    LOGITS_RANDOM_BITS, /* arbitrary 32-bit patterns */
+    LOGITS_PATTERN_COUNT
+} logit_pattern;
+
+const char *logit_pattern_name(logit_pattern pattern);
+/* Fills rows [0, M) of an [M, stride] array; columns E..stride-1 get NaN
+ * so that reading past E would show. */
+void fill_logits(test_rng *rng, float *logits, int32_t M, int32_t E, int64_t stride,
+                 logit_pattern pattern, int32_t hot);
+
+/* ---- plan buffers on the host ---- */
+/* Each array is allocated with TEST_GUARD extra elements behind it; all of
+ * it is poisoned before a call, and the guard must stay poisoned. */
+#define TEST_GUARD 64
+#define TEST_POISON_I32 ((int32_t)0x5A5A5A5A)
+#define TEST_POISON_F32_BITS 0x7FC0DEADu
+
+typedef struct host_plan {
+    alphamoe_params params;
+    alphamoe_sizes sizes;
+    int32_t *topk_ids;
+    float *topk_weights;
+    int32_t *sorted_token_ids;
+    int32_t *expert_ids;
+    int32_t *num_tokens_post_padded;
+    int32_t *expert_counts;  /* NULL when optional outputs are off */
+    int32_t *expert_offsets;
+    int32_t *pair_to_sorted;
+    alphamoe_buffers buffers; /* points at the arrays above */
+} host_plan;
+
+/* Returns 0 on success. with_optional: also allocate the optional outputs. */
+int host_plan_alloc(host_plan *plan, const alphamoe_router *router, int with_optional);
+void host_plan_poison(host_plan *plan);
+void host_plan_free(host_plan *plan);
+
+/* Compares two plans of the same router for M tokens: ids and plan bitwise,
+ * weights within tolerance, and every element that must not be written
+ * (beyond the live extent, the guards) still poisoned in `b`, the plan
+ * under test. Returns 0 when equal, else writes a reason into why. */
+int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M, float weight_tol,
+                  char *why, size_t why_size);
+
+/* Checks the contract's invariants on one plan by itself (independent of
+ * any reference): ids distinct and in range, weights in [0, 1], groups
+ * sorted, padded, consistent with counts. Returns 0 when valid. */
+int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size);
+
+/* A router for the given shape (max_tokens = M, or 1 when M == 0).
+ * Aborts on failure: tests build only valid shapes with it. */
+alphamoe_router *make_router(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens,
+                             uint32_t flags, int32_t force_specialization);
+
+#endif

@@ -1,0 +1,634 @@
+/* The GPU against the host reference: ids and plan bitwise, weights within
+ * 4e-6, and nothing written outside what the contract says. Each case runs
+ * as its own meson test (argv[1] names it); without a CUDA device every
+ * case exits 77, which meson reports as skipped. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cuda_runtime_api.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+#define WEIGHT_TOLERANCE 4e-6f
+#define SKIP_RETURN_CODE 77
+
+#define CUDA_OK(call)                                                                   \
+    do {                                                                                \
+        const cudaError_t err_ = (call);                                                \
+        if (err_ != cudaSuccess) fail_msg("%s: %s", #call, cudaGetErrorString(err_));   \
+    } while (0)
+
+#define ROUTE_OK(call)                                                                  \
+    do {                                                                                \
+        const alphamoe_status st_ = (call);                                             \
+        if (st_ != ALPHAMOE_OK) fail_msg("%s: %s", #call, alphamoe_status_string(st_)); \
+    } while (0)
+
+static const int32_t kTokenCounts[] = {1,   2,   3,   7,   8,    9,    16,    31,    64,   127,
+                                       128, 129, 255, 256, 511, 512, 1000, 4096, 16384, 65536};
+static const int32_t kExpertCounts[] = {1, 2, 8, 16, 60, 64, 128, 160, 256, 257, 384, 512};
+static const int32_t kTopKs[] = {1, 2, 4, 6, 8, 10, 16};
+static const int32_t kBlockMs[] = {1, 2, 3, 8, 16, 32, 64, 128, 256};
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ------------------------------------------------------------ device plan */
+
+typedef struct device_plan {
+    host_plan mirror; /* poison source before a call, readback target after */
+    int32_t *topk_ids;
+    float *topk_weights;
+    int32_t *sorted_token_ids;
+    int32_t *expert_ids;
+    int32_t *num_tokens_post_padded;
+    int32_t *expert_counts;
+    int32_t *expert_offsets;
+    int32_t *pair_to_sorted;
+    void *workspace;
+    alphamoe_buffers buffers;
+} device_plan;
+
+static void *device_alloc(int64_t elements) {
+    void *p = NULL;
+    CUDA_OK(cudaMalloc(&p, (size_t)(elements + TEST_GUARD) * 4u));
+    return p;
+}
+
+static void device_plan_alloc(device_plan *d, const alphamoe_router *router, int with_optional) {
+    memset(d, 0, sizeof *d);
+    assert_int_equal(host_plan_alloc(&d->mirror, router, with_optional), 0);
+    const alphamoe_sizes *z = &d->mirror.sizes;
+    d->topk_ids = device_alloc(z->topk_ids.elements);
+    d->topk_weights = device_alloc(z->topk_weights.elements);
+    d->sorted_token_ids = device_alloc(z->sorted_token_ids.elements);
+    d->expert_ids = device_alloc(z->expert_ids.elements);
+    d->num_tokens_post_padded = device_alloc(1);
+    if (with_optional) {
+        d->expert_counts = device_alloc(z->expert_counts.elements);
+        d->expert_offsets = device_alloc(z->expert_offsets.elements);
+        d->pair_to_sorted = device_alloc(z->pair_to_sorted.elements);
+    }
+    CUDA_OK(cudaMalloc(&d->workspace, (size_t)z->workspace.bytes));
+    CUDA_OK(cudaMemset(d->workspace, 0, (size_t)z->workspace.bytes)); /* once, as documented */
+    alphamoe_buffers *b = &d->buffers;
+    *b = d->mirror.buffers;
+    b->topk_ids = d->topk_ids;
+    b->topk_weights = d->topk_weights;
+    b->sorted_token_ids = d->sorted_token_ids;
+    b->expert_ids = d->expert_ids;
+    b->num_tokens_post_padded = d->num_tokens_post_padded;
+    b->expert_counts = d->expert_counts;
+    b->expert_offsets = d->expert_offsets;
+    b->pair_to_sorted = d->pair_to_sorted;
+    b->workspace = d->workspace;
+    b->workspace_bytes = (size_t)z->workspace.bytes;
+}
+
+#define FOR_EACH_ARRAY(d, X)                                                                     \
+    X((d)->topk_ids, (d)->mirror.topk_ids, (d)->mirror.sizes.topk_ids.elements)                 \
+    X((d)->topk_weights, (d)->mirror.topk_weights, (d)->mirror.sizes.topk_weights.elements)     \
+    X((d)->sorted_token_ids, (d)->mirror.sorted_token_ids, (d)->mirror.sizes.sorted_token_ids.elements) \
+    X((d)->expert_ids, (d)->mirror.expert_ids, (d)->mirror.sizes.expert_ids.elements)           \
+    X((d)->num_tokens_post_padded, (d)->mirror.num_tokens_post_padded, 1)                       \
+    X((d)->expert_counts, (d)->mirror.expert_counts, (d)->mirror.sizes.expert_counts.elements)  \
+    X((d)->expert_offsets, (d)->mirror.expert_offsets, (d)->mirror.sizes.expert_offsets.elements) \
+    X((d)->pair_to_sorted, (d)->mirror.pair_to_sorted, (d)->mirror.sizes.pair_to_sorted.elements)
+
+static void device_plan_poison(device_plan *d, cudaStream_t stream) {
+    host_plan_poison(&d->mirror);
+#define UPLOAD(dev, host, n) \
+    if (dev) CUDA_OK(cudaMemcpyAsync(dev, host, (size_t)((n) + TEST_GUARD) * 4u, cudaMemcpyHostToDevice, stream));
+    FOR_EACH_ARRAY(d, UPLOAD)
+#undef UPLOAD
+    CUDA_OK(cudaStreamSynchronize(stream)); /* the mirror is reused for readback */
+}
+
+static void device_plan_read(device_plan *d, cudaStream_t stream) {
+#define DOWNLOAD(dev, host, n) \
+    if (dev) CUDA_OK(cudaMemcpyAsync(host, dev, (size_t)((n) + TEST_GUARD) * 4u, cudaMemcpyDeviceToHost, stream));
+    FOR_EACH_ARRAY(d, DOWNLOAD)
+#undef DOWNLOAD
+    CUDA_OK(cudaStreamSynchronize(stream));
+}
+
+static void device_plan_free(device_plan *d) {
+#define RELEASE(dev, host, n) \
+    if (dev) CUDA_OK(cudaFree(dev));
+    FOR_EACH_ARRAY(d, RELEASE)
+#undef RELEASE
+    CUDA_OK(cudaFree(d->workspace));
+    host_plan_free(&d->mirror);
+}
+
+/* ------------------------------------------------------------- one case */
+
+typedef struct route_case {
+    int32_t E, k, block_m, M, max_tokens;
+    uint32_t flags;
+    int32_t force;
+    logit_pattern pattern;
+    int64_t stride;      /* 0: E */
+    int with_optional;
+    int logits_offset;   /* floats: 1 makes logits 4- but not 16-byte aligned */
+} route_case;
+
+static void describe(const route_case *c, char *out, size_t n) {
+    snprintf(out, n, "E=%d k=%d block_m=%d M=%d max_tokens=%d flags=%u force=%d pattern=%s stride=%" PRId64
+             " optional=%d offset=%d", c->E, c->k, c->block_m, c->M, c->max_tokens, c->flags, c->force,
+             logit_pattern_name(c->pattern), c->stride, c->with_optional, c->logits_offset);
+}
+
+typedef struct case_inputs {
+    alphamoe_router *router;
+    int64_t stride;
+    float *logits;        /* host */
+    float *device_logits; /* allocation; logits at + logits_offset */
+    host_plan expected;
+} case_inputs;
+
+static void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
+    const int32_t max_tokens = c->max_tokens > c->M ? c->max_tokens : c->M;
+    in->router = make_router(c->E, c->k, c->block_m, max_tokens, c->flags, c->force);
+    in->stride = c->stride ? c->stride : c->E;
+    const int64_t rows = c->M > 0 ? c->M : 1;
+    const size_t bytes = (size_t)(rows * in->stride + c->logits_offset) * sizeof(float);
+    in->logits = malloc(bytes);
+    assert_non_null(in->logits);
+    fill_logits(rng, in->logits + c->logits_offset, c->M, c->E, in->stride, c->pattern,
+                (int32_t)rng_below(rng, (uint32_t)c->E));
+    CUDA_OK(cudaMalloc((void **)&in->device_logits, bytes));
+    CUDA_OK(cudaMemcpy(in->device_logits, in->logits, bytes, cudaMemcpyHostToDevice));
+    assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
+    host_plan_poison(&in->expected);
+    ROUTE_OK(alphamoe_route_host(in->router, c->M, in->logits + c->logits_offset, &in->expected.buffers));
+    char why[512];
+    if (validate_plan(&in->expected, c->M, why, sizeof why)) fail_msg("host reference invalid: %s", why);
+}
+
+static void inputs_free(case_inputs *in) {
+    host_plan_free(&in->expected);
+    CUDA_OK(cudaFree(in->device_logits));
+    free(in->logits);
+    alphamoe_router_destroy(in->router);
+}
+
+static void check_against(const host_plan *expected, const device_plan *d, const route_case *c,
+                          const char *what) {
+    char why[512], desc[256];
+    if (compare_plans(expected, &d->mirror, c->M, WEIGHT_TOLERANCE, why, sizeof why)) {
+        describe(c, desc, sizeof desc);
+        fail_msg("%s [%s]: %s", what, desc, why);
+    }
+}
+
+static void route_on(const case_inputs *in, const route_case *c, device_plan *d, cudaStream_t stream) {
+    ROUTE_OK(alphamoe_route(in->router, c->M, c->M > 0 ? in->device_logits + c->logits_offset : NULL,
+                            &d->buffers, (struct CUstream_st *)stream));
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaStreamSynchronize(stream));
+}
+
+/* Routes one case on the GPU and checks it against the host reference. */
+static void run_case(const route_case *c, test_rng *rng) {
+    case_inputs in;
+    inputs_make(&in, c, rng);
+    device_plan d;
+    device_plan_alloc(&d, in.router, c->with_optional);
+    device_plan_poison(&d, 0);
+    route_on(&in, c, &d, 0);
+    device_plan_read(&d, 0);
+    check_against(&in.expected, &d, c, "GPU differs from host reference");
+    device_plan_free(&d);
+    inputs_free(&in);
+}
+
+static test_rng case_rng(uint64_t salt) {
+    test_rng rng;
+    rng_seed(&rng, test_base_seed() ^ (salt * 0x9E3779B97F4A7C15ull));
+    return rng;
+}
+
+/* ------------------------------------------------------------- the cases */
+
+/* Every (E, k) pair and every block_m, routed and shared, with M cycling
+ * through the token counts so each M meets many shapes. */
+static void gpu_matches_reference_grid(void **state) {
+    (void)state;
+    test_rng rng = case_rng(1);
+    int cases = 0, idx = 0;
+    for (int ei = 0; ei < COUNT(kExpertCounts); ++ei) {
+        for (int ki = 0; ki < COUNT(kTopKs); ++ki) {
+            const int32_t E = kExpertCounts[ei], k = kTopKs[ki];
+            if (k > E) continue;
+            for (int bi = 0; bi < COUNT(kBlockMs); ++bi, ++idx) {
+                route_case c = {E, k, kBlockMs[bi], kTokenCounts[idx % COUNT(kTokenCounts)], 0,
+                                (idx % 4 == 0) ? ALPHAMOE_FLAG_TAIL_FILL : 0u, 0,
+                                idx % 3 == 0 ? LOGITS_QUANTIZED : LOGITS_RANDOM, 0, idx % 2, 0};
+                run_case(&c, &rng);
+                ++cases;
+                if (k >= 2) {
+                    c.M = kTokenCounts[(idx + 7) % COUNT(kTokenCounts)];
+                    c.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                    run_case(&c, &rng);
+                    ++cases;
+                }
+            }
+        }
+    }
+    print_message("# %d cases equal to the host reference\n", cases);
+}
+
+/* Ties, one hot expert, equal rows, non-finite rows and random bit
+ * patterns, through every specialization. */
+static void gpu_patterns(void **state) {
+    (void)state;
+    test_rng rng = case_rng(2);
+    static const int32_t shapes[][3] = {{512, 10, 8}, {256, 8, 64}, {8, 2, 64}, {257, 16, 3}, {1, 1, 1}, {2, 2, 256}};
+    static const int32_t tokens[] = {1, 9, 129, 1000, 4096};
+    int cases = 0;
+    for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p)
+        for (int s = 0; s < COUNT(shapes); ++s)
+            for (int t = 0; t < COUNT(tokens); ++t)
+                for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
+                    const int shared = shapes[s][1] >= 2 && (t + force) % 2;
+                    route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[t], 0,
+                                    shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, force, (logit_pattern)p, 0, 1, 0};
+                    run_case(&c, &rng);
+                    ++cases;
+                }
+    print_message("# %d pattern cases equal to the host reference\n", cases);
+}
+
+static int64_t live_elements(const host_plan *p, int32_t M, int which) {
+    const int32_t live = M > 0 ? *p->num_tokens_post_padded : 0;
+    switch (which) {
+    case 0: return (int64_t)M * p->params.top_k;
+    case 1: return live;
+    default: return live / p->params.block_m;
+    }
+}
+
+/* tiny, small and large forced on the same inputs: bitwise identical,
+ * weights included (contract section 6). */
+static void gpu_specializations_agree(void **state) {
+    (void)state;
+    test_rng rng = case_rng(3);
+    static const int32_t shapes[][4] = {{512, 10, 8, 0}, {512, 10, 8, 1}, {8, 2, 64, 0},
+                                        {257, 16, 3, 1}, {60, 4, 1, 0},  {128, 8, 256, 1}};
+    int compared = 0;
+    for (int s = 0; s < COUNT(shapes); ++s) {
+        for (int t = 0; t < COUNT(kTokenCounts); ++t) {
+            const int32_t M = kTokenCounts[t];
+            route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], M, 0,
+                            shapes[s][3] ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, 0,
+                            t % 2 ? LOGITS_QUANTIZED : LOGITS_RANDOM, 0, 1, 0};
+            case_inputs in;
+            inputs_make(&in, &c, &rng);
+            device_plan d[3];
+            for (int v = 0; v < 3; ++v) {
+                route_case forced = c;
+                forced.force = ALPHAMOE_SPECIALIZATION_TINY + v;
+                alphamoe_router *router = make_router(c.E, c.k, c.block_m, c.M, c.flags, forced.force);
+                device_plan_alloc(&d[v], router, 1);
+                device_plan_poison(&d[v], 0);
+                ROUTE_OK(alphamoe_route(router, M, in.device_logits, &d[v].buffers, NULL));
+                CUDA_OK(cudaDeviceSynchronize());
+                device_plan_read(&d[v], 0);
+                check_against(&in.expected, &d[v], &forced, "forced specialization differs from host reference");
+                alphamoe_router_destroy(router);
+            }
+            const host_plan *a = &d[0].mirror;
+            for (int v = 1; v < 3; ++v) {
+                const host_plan *b = &d[v].mirror;
+                assert_memory_equal(a->topk_ids, b->topk_ids, (size_t)live_elements(a, M, 0) * 4);
+                assert_memory_equal(a->topk_weights, b->topk_weights, (size_t)live_elements(a, M, 0) * 4);
+                assert_memory_equal(a->pair_to_sorted, b->pair_to_sorted, (size_t)live_elements(a, M, 0) * 4);
+                assert_memory_equal(a->sorted_token_ids, b->sorted_token_ids, (size_t)live_elements(a, M, 1) * 4);
+                assert_memory_equal(a->expert_ids, b->expert_ids, (size_t)live_elements(a, M, 2) * 4);
+                assert_memory_equal(a->expert_counts, b->expert_counts, (size_t)c.E * 4);
+                assert_memory_equal(a->expert_offsets, b->expert_offsets, (size_t)(c.E + 1) * 4);
+                ++compared;
+            }
+            for (int v = 0; v < 3; ++v) device_plan_free(&d[v]);
+            inputs_free(&in);
+        }
+    }
+    print_message("# %d specialization pairs bitwise identical\n", compared);
+}
+
+/* Optional outputs off and on, tail fill off and on, plans sized for more
+ * tokens than the call has. */
+static void gpu_optional_outputs_and_tail(void **state) {
+    (void)state;
+    test_rng rng = case_rng(4);
+    static const int32_t shapes[][3] = {{512, 10, 8}, {64, 6, 16}, {16, 16, 256}, {3, 2, 1}};
+    static const int32_t tokens[] = {1, 17, 300, 2500};
+    int cases = 0;
+    for (int s = 0; s < COUNT(shapes); ++s)
+        for (int t = 0; t < COUNT(tokens); ++t)
+            for (int v = 0; v < 8; ++v) {
+                route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[t], tokens[t] * 3 + 5,
+                                (v & 1) ? ALPHAMOE_FLAG_TAIL_FILL : 0u, (v >> 1) % 4, LOGITS_RANDOM, 0, (v >> 2) & 1, 0};
+                run_case(&c, &rng);
+                ++cases;
+            }
+    print_message("# %d cases with optional outputs and tail fill varied\n", cases);
+}
+
+/* Row strides above E (odd ones too) and logits only 4-byte aligned. */
+static void gpu_logits_row_stride(void **state) {
+    (void)state;
+    test_rng rng = case_rng(5);
+    static const int32_t shapes[][3] = {{512, 10, 8}, {257, 8, 64}, {60, 4, 16}, {8, 2, 1}};
+    static const int32_t tokens[] = {1, 100, 3000};
+    int cases = 0;
+    for (int s = 0; s < COUNT(shapes); ++s)
+        for (int t = 0; t < COUNT(tokens); ++t)
+            for (int v = 0; v < 4; ++v) {
+                const int64_t E = shapes[s][0];
+                const int64_t strides[] = {E + 1, E + 3, 2 * E, E};
+                route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[t], 0, 0u,
+                                v % 4, LOGITS_RANDOM, strides[v], 1, v % 2};
+                run_case(&c, &rng);
+                ++cases;
+            }
+    print_message("# %d stride/alignment cases\n", cases);
+}
+
+/* M == 0 writes num_tokens_post_padded = 0 and nothing else, even with
+ * tail fill on and NULL token-shaped pointers. */
+static void gpu_empty_batch(void **state) {
+    (void)state;
+    test_rng rng = case_rng(6);
+    for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+        for (int flags = 0; flags < 4; ++flags) {
+            route_case c = {64, 4, 16, 0, 100, (uint32_t)flags, force, LOGITS_RANDOM, 0, 1, 0};
+            case_inputs in;
+            inputs_make(&in, &c, &rng);
+            device_plan d;
+            device_plan_alloc(&d, in.router, 1);
+            device_plan_poison(&d, 0);
+            alphamoe_buffers b = d.buffers;
+            b.topk_ids = NULL;
+            b.topk_weights = NULL;
+            b.pair_to_sorted = NULL;
+            ROUTE_OK(alphamoe_route(in.router, 0, NULL, &b, NULL));
+            CUDA_OK(cudaDeviceSynchronize());
+            device_plan_read(&d, 0);
+            check_against(&in.expected, &d, &c, "empty batch");
+            device_plan_free(&d);
+            inputs_free(&in);
+        }
+}
+
+/* Captured once, replayed with new logits each time. */
+static void gpu_graph_replay(void **state) {
+    (void)state;
+    test_rng rng = case_rng(7);
+    cudaStream_t stream;
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    int replays = 0;
+    for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+        for (int shared = 0; shared < 2; ++shared) {
+            route_case c = {512, 10, 8, force == 1 ? 40 : 3000, 0,
+                            shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, force, LOGITS_RANDOM, 0, 1, 0};
+            case_inputs in;
+            inputs_make(&in, &c, &rng);
+            device_plan d;
+            device_plan_alloc(&d, in.router, 1);
+            cudaGraph_t graph;
+            cudaGraphExec_t exec;
+            CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+            const alphamoe_status st = alphamoe_route(in.router, c.M, in.device_logits, &d.buffers,
+                                                      (struct CUstream_st *)stream);
+            CUDA_OK(cudaStreamEndCapture(stream, &graph));
+            ROUTE_OK(st);
+            CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+            for (int r = 0; r < 8; ++r, ++replays) {
+                fill_logits(&rng, in.logits, c.M, c.E, c.E, r % 2 ? LOGITS_QUANTIZED : LOGITS_RANDOM, 0);
+                CUDA_OK(cudaMemcpy(in.device_logits, in.logits, (size_t)c.M * c.E * 4, cudaMemcpyHostToDevice));
+                host_plan_poison(&in.expected);
+                ROUTE_OK(alphamoe_route_host(in.router, c.M, in.logits, &in.expected.buffers));
+                device_plan_poison(&d, stream);
+                CUDA_OK(cudaGraphLaunch(exec, stream));
+                CUDA_OK(cudaStreamSynchronize(stream));
+                device_plan_read(&d, stream);
+                check_against(&in.expected, &d, &c, "graph replay");
+            }
+            CUDA_OK(cudaGraphExecDestroy(exec));
+            CUDA_OK(cudaGraphDestroy(graph));
+            device_plan_free(&d);
+            inputs_free(&in);
+        }
+    CUDA_OK(cudaStreamDestroy(stream));
+    print_message("# %d graph replays checked\n", replays);
+}
+
+/* 1000 calls on one workspace with no synchronization between them, M
+ * drawn at random so the specializations alternate; every 100th checked. */
+static void gpu_back_to_back(void **state) {
+    (void)state;
+    test_rng rng = case_rng(8);
+    const int32_t max_tokens = 8192;
+    route_case c = {512, 10, 8, max_tokens, max_tokens, 0u, 0, LOGITS_RANDOM, 0, 1, 0};
+    case_inputs in;
+    inputs_make(&in, &c, &rng);
+    device_plan d;
+    device_plan_alloc(&d, in.router, 1);
+    int checked = 0;
+    for (int call = 1; call <= 1000; ++call) {
+        const int32_t M = (int32_t)rng_below(&rng, (uint32_t)max_tokens + 1);
+        const int check = call % 100 == 0;
+        if (check) device_plan_poison(&d, 0);
+        ROUTE_OK(alphamoe_route(in.router, M, in.device_logits, &d.buffers, NULL));
+        if (!check) continue;
+        CUDA_OK(cudaDeviceSynchronize());
+        device_plan_read(&d, 0);
+        host_plan_poison(&in.expected);
+        ROUTE_OK(alphamoe_route_host(in.router, M, in.logits, &in.expected.buffers));
+        route_case at = c;
+        at.M = M;
+        check_against(&in.expected, &d, &at, "back-to-back call");
+        ++checked;
+    }
+    /* The barrier's arrival count is back to zero: ready for the next call. */
+    uint32_t barrier_count = 1;
+    CUDA_OK(cudaMemcpy(&barrier_count, d.workspace, 4, cudaMemcpyDeviceToHost));
+    assert_int_equal(barrier_count, 0);
+    device_plan_free(&d);
+    inputs_free(&in);
+    print_message("# 1000 calls, %d checked\n", checked);
+}
+
+/* Two plans of different shapes on two streams, interleaved. */
+static void gpu_two_streams(void **state) {
+    (void)state;
+    test_rng rng = case_rng(9);
+    route_case cases[2] = {{512, 10, 8, 3000, 0, 0u, 0, LOGITS_RANDOM, 0, 1, 0},
+                           {128, 8, 64, 200, 0, ALPHAMOE_FLAG_SHARED_EXPERT, 0, LOGITS_RANDOM, 0, 1, 0}};
+    case_inputs in[2];
+    device_plan d[2];
+    cudaStream_t streams[2];
+    for (int i = 0; i < 2; ++i) {
+        inputs_make(&in[i], &cases[i], &rng);
+        device_plan_alloc(&d[i], in[i].router, 1);
+        CUDA_OK(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+    }
+    for (int round = 0; round < 10; ++round) {
+        for (int i = 0; i < 2; ++i) {
+            fill_logits(&rng, in[i].logits, cases[i].M, cases[i].E, cases[i].E, LOGITS_RANDOM, 0);
+            CUDA_OK(cudaMemcpy(in[i].device_logits, in[i].logits, (size_t)cases[i].M * cases[i].E * 4,
+                               cudaMemcpyHostToDevice));
+            host_plan_poison(&in[i].expected);
+            ROUTE_OK(alphamoe_route_host(in[i].router, cases[i].M, in[i].logits, &in[i].expected.buffers));
+            device_plan_poison(&d[i], streams[i]);
+        }
+        for (int call = 0; call < 20; ++call)
+            for (int i = 0; i < 2; ++i)
+                ROUTE_OK(alphamoe_route(in[i].router, cases[i].M, in[i].device_logits, &d[i].buffers,
+                                        (struct CUstream_st *)streams[i]));
+        for (int i = 0; i < 2; ++i) {
+            device_plan_read(&d[i], streams[i]);
+            check_against(&in[i].expected, &d[i], &cases[i], "two streams");
+        }
+    }
+    for (int i = 0; i < 2; ++i) {
+        CUDA_OK(cudaStreamDestroy(streams[i]));
+        device_plan_free(&d[i]);
+        inputs_free(&in[i]);
+    }
+}
+
+/* Programmatic dependent launch: the second router reads the first one's
+ * weights as its logits, so it must wait for the first kernel. */
+static void gpu_pdl(void **state) {
+    (void)state;
+    test_rng rng = case_rng(10);
+    const int32_t M = 2000, k_producer = 16;
+    int checked = 0;
+    for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
+        route_case producer = {512, k_producer, 8, M, 0, ALPHAMOE_FLAG_PDL, 0, LOGITS_RANDOM, 0, 1, 0};
+        route_case consumer = {k_producer, 4, 16, M, 0, ALPHAMOE_FLAG_PDL, force, LOGITS_RANDOM, 0, 1, 0};
+        case_inputs in;
+        inputs_make(&in, &producer, &rng);
+        alphamoe_router *consumer_router = make_router(consumer.E, consumer.k, consumer.block_m, M,
+                                                       consumer.flags, force);
+        device_plan dp, dc;
+        device_plan_alloc(&dp, in.router, 1);
+        device_plan_alloc(&dc, consumer_router, 1);
+        host_plan expected;
+        assert_int_equal(host_plan_alloc(&expected, consumer_router, 1), 0);
+        for (int r = 0; r < 10; ++r, ++checked) {
+            fill_logits(&rng, in.logits, M, producer.E, producer.E, LOGITS_RANDOM, 0);
+            CUDA_OK(cudaMemcpy(in.device_logits, in.logits, (size_t)M * producer.E * 4, cudaMemcpyHostToDevice));
+            device_plan_poison(&dp, 0);
+            device_plan_poison(&dc, 0);
+            ROUTE_OK(alphamoe_route(in.router, M, in.device_logits, &dp.buffers, NULL));
+            ROUTE_OK(alphamoe_route(consumer_router, M, dp.topk_weights, &dc.buffers, NULL));
+            CUDA_OK(cudaDeviceSynchronize());
+            device_plan_read(&dp, 0);
+            device_plan_read(&dc, 0);
+            host_plan_poison(&expected);
+            ROUTE_OK(alphamoe_route_host(consumer_router, M, dp.mirror.topk_weights, &expected.buffers));
+            check_against(&expected, &dc, &consumer, "dependent launch consumer");
+        }
+        host_plan_free(&expected);
+        device_plan_free(&dp);
+        device_plan_free(&dc);
+        alphamoe_router_destroy(consumer_router);
+        inputs_free(&in);
+    }
+    print_message("# %d producer/consumer pairs with PDL checked\n", checked);
+}
+
+/* The device as the library sees it agrees with the runtime. */
+static void gpu_info(void **state) {
+    (void)state;
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    struct cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, device));
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    assert_int_equal(attrs.compute_capability, prop.major * 10 + prop.minor);
+    assert_int_equal(attrs.multiprocessor_count, prop.multiProcessorCount);
+    assert_true(attrs.cooperative_ctas_per_sm >= 1);
+    assert_int_equal(attrs.cooperative_launch, prop.cooperativeLaunch);
+    char name[256];
+    int32_t cc = 0, arch = 0, count = 0;
+    ROUTE_OK(alphamoe_device_count(&count));
+    assert_true(count >= 1);
+    ROUTE_OK(alphamoe_device_describe(device, name, sizeof name, &cc, &arch));
+    assert_string_equal(name, prop.name);
+    assert_int_equal(cc, attrs.compute_capability);
+    assert_int_equal(arch, cc);
+    assert_int_equal(alphamoe_device_describe(count, name, sizeof name, &cc, &arch), ALPHAMOE_ERROR_NO_DEVICE);
+    alphamoe_router *router = make_router(512, 10, 8, 65536, 0, 0);
+    alphamoe_selection sel;
+    memset(&sel, 0, sizeof sel);
+    sel.struct_size = sizeof sel;
+    for (int t = 0; t < COUNT(kTokenCounts); ++t) {
+        ROUTE_OK(alphamoe_router_select(router, kTokenCounts[t], &attrs, &sel));
+        assert_true((int64_t)sel.grid_ctas * sel.tokens_per_cta >= kTokenCounts[t]);
+        assert_true(sel.grid_ctas <= attrs.multiprocessor_count * attrs.cooperative_ctas_per_sm);
+        print_message("# M=%-6d -> %s grid %d x %d threads, %d tokens per CTA, sm_%da\n", kTokenCounts[t],
+                      sel.specialization == ALPHAMOE_SPECIALIZATION_TINY    ? "tiny "
+                      : sel.specialization == ALPHAMOE_SPECIALIZATION_SMALL ? "small"
+                                                                            : "large",
+                      sel.grid_ctas, sel.block_threads, sel.tokens_per_cta, sel.image_arch);
+    }
+    alphamoe_router_destroy(router);
+}
+
+/* Small shapes through all six kernels, for the compute-sanitizer runs. */
+static void gpu_sanitizer_sweep(void **state) {
+    (void)state;
+    test_rng rng = case_rng(11);
+    static const int32_t shapes[][3] = {{64, 6, 16}, {512, 10, 8}};
+    static const int32_t tokens[] = {1, 37, 300};
+    for (int s = 0; s < COUNT(shapes); ++s)
+        for (int t = 0; t < COUNT(tokens); ++t)
+            for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+                for (int shared = 0; shared < 2; ++shared) {
+                    route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[t], 0,
+                                    ALPHAMOE_FLAG_TAIL_FILL | (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u),
+                                    force, LOGITS_QUANTIZED, 0, 1, 0};
+                    run_case(&c, &rng);
+                }
+}
+
+/* ------------------------------------------------------------------ main */
+
+int main(int argc, char **argv) {
+    int devices = 0;
+    const cudaError_t err = cudaGetDeviceCount(&devices);
+    if (err != cudaSuccess || devices == 0) {
+        printf("SKIP: no CUDA device (%s): GPU tests need one\n",
+               err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+        return SKIP_RETURN_CODE;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gpu_matches_reference_grid),
+        cmocka_unit_test(gpu_patterns),
+        cmocka_unit_test(gpu_specializations_agree),
+        cmocka_unit_test(gpu_optional_outputs_and_tail),
+        cmocka_unit_test(gpu_logits_row_stride),
+        cmocka_unit_test(gpu_empty_batch),
+        cmocka_unit_test(gpu_graph_replay),
+        cmocka_unit_test(gpu_back_to_back),
+        cmocka_unit_test(gpu_two_streams),
+        cmocka_unit_test(gpu_pdl),
+        cmocka_unit_test(gpu_info),
+        cmocka_unit_test(gpu_sanitizer_sweep),
+    };
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
+}
