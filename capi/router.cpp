@@ -62,7 +62,10 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
     const bool has_tokens = num_tokens > 0;
     if (has_tokens && (logits == nullptr || b->topk_ids == nullptr || b->topk_weights == nullptr))
         return ALPHAMOE_ERROR_NULL_POINTER;
-    if (b->sorted_token_ids == nullptr || b->expert_ids == nullptr ||
+    // A plan sized for no pairs has empty arrays, which allocators hand out
+    // as NULL.
+    const bool has_plan = router->capacity > 0;
+    if ((has_plan && (b->sorted_token_ids == nullptr || b->expert_ids == nullptr)) ||
         b->num_tokens_post_padded == nullptr)
         return ALPHAMOE_ERROR_NULL_POINTER;
     if (need_workspace && b->workspace == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;

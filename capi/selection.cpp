@@ -101,6 +101,16 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
 
 using namespace alphamoe;
 
+extern "C" const char *alphamoe_specialization_name(alphamoe_specialization specialization) {
+    switch (specialization) {
+    case ALPHAMOE_SPECIALIZATION_AUTO: return "auto";
+    case ALPHAMOE_SPECIALIZATION_TINY: return "tiny";
+    case ALPHAMOE_SPECIALIZATION_SMALL: return "small";
+    case ALPHAMOE_SPECIALIZATION_LARGE: return "large";
+    }
+    return nullptr;
+}
+
 extern "C" alphamoe_status alphamoe_router_select(const alphamoe_router *router, int32_t num_tokens,
                                                   const alphamoe_device_attributes *device,
                                                   alphamoe_selection *out) {

@@ -29,11 +29,19 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
 
     int32_t total = 0, earlier = 0;
     if (e < a.num_experts) {
-        const int32_t *row = counts + e * kMaxGridCtas;
-        for (int c = 0; c < num_ctas; ++c) {
-            const int32_t v = __ldcg(row + c);
-            total += v;
-            earlier += c < cta ? v : 0;
+        // Rows are 1 KiB aligned: 16-byte loads, independent so they overlap.
+        const int4 *row = reinterpret_cast<const int4 *>(counts + e * kMaxGridCtas);
+#pragma unroll 4
+        for (int c4 = 0; c4 < (num_ctas + 3) / 4; ++c4) {
+            const int4 v = __ldcg(row + c4);
+            const int32_t lane_values[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int c = c4 * 4 + i;
+                const int32_t x = c < num_ctas ? lane_values[i] : 0;
+                total += x;
+                earlier += c < cta ? x : 0;
+            }
         }
     }
     place_pairs(a, sh, range, total, earlier);

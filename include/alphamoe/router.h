@@ -162,10 +162,10 @@ ALPHAMOE_API alphamoe_status alphamoe_router_sizes(const alphamoe_router *router
  * the workspace) and must be at least what alphamoe_router_sizes gives. */
 typedef struct alphamoe_buffers {
     size_t struct_size;               /* sizeof(alphamoe_buffers) */
-    int32_t *topk_ids;                /* required, [M, k] */
-    float *topk_weights;              /* required, [M, k] */
-    int32_t *sorted_token_ids;        /* required, [capacity] */
-    int32_t *expert_ids;              /* required, [capacity / block_m] */
+    int32_t *topk_ids;                /* required, [M, k]; may be NULL when M == 0 */
+    float *topk_weights;              /* required, [M, k]; may be NULL when M == 0 */
+    int32_t *sorted_token_ids;        /* required, [capacity]; may be NULL when capacity == 0 */
+    int32_t *expert_ids;              /* required, [capacity / block_m]; likewise */
     int32_t *num_tokens_post_padded;  /* required, [1] */
     int32_t *expert_counts;           /* optional (NULL skips), [E] */
     int32_t *expert_offsets;          /* optional, [E + 1] */
@@ -217,9 +217,15 @@ typedef struct alphamoe_selection {
     int32_t tokens_per_cta;
 } alphamoe_selection;
 
+/* Device ordinals here are the CUDA driver's, which are also the CUDA
+ * runtime's (both honour CUDA_VISIBLE_DEVICES). */
+
 /* Attributes of CUDA device `device_ordinal` as the selection reads them. */
 ALPHAMOE_API alphamoe_status alphamoe_device_attributes_query(int32_t device_ordinal,
                                                               alphamoe_device_attributes *out);
+
+/* "auto", "tiny", "small" or "large"; NULL for other values. */
+ALPHAMOE_API const char *alphamoe_specialization_name(alphamoe_specialization specialization);
 
 /* Which specialization, grid, block and image a call with num_tokens would
  * use on a device with these attributes. A pure function. */

@@ -1,0 +1,1078 @@
+/* The validation matrix of the C API, host only: router creation, the
+ * argument checks of both routing entry points, status strings, parameter
+ * read-back and the variant selection function.
+ *
+ * Rejected routing calls are made with host memory even on the GPU entry
+ * point: validation must finish before any driver call, so a rejected call
+ * never touches the pointers it was given. Every rejection is followed by a
+ * byte-for-byte check that no output, workspace or logits byte changed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_support.h"
+
+static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
+
+static void seed_rng(test_rng *rng, uint64_t salt) { rng_seed(rng, test_base_seed() ^ salt); }
+
+/* Any pointer the library must not store into *out on failure; it is never
+ * dereferenced. */
+static char sentinel_object;
+#define SENTINEL_ROUTER ((alphamoe_router *)(void *)&sentinel_object)
+
+static alphamoe_params base_params(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens) {
+    alphamoe_params p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.num_experts = E;
+    p.top_k = k;
+    p.block_m = block_m;
+    p.max_tokens = max_tokens;
+    return p;
+}
+
+/* A random parameter set that is valid in every field, so that changing one
+ * field makes exactly that field invalid. */
+static alphamoe_params random_valid_params(test_rng *rng) {
+    const int32_t E = 1 + (int32_t)rng_below(rng, ALPHAMOE_MAX_EXPERTS);
+    const int32_t k = 1 + (int32_t)rng_below(rng, (uint32_t)min_i32(E, ALPHAMOE_MAX_TOP_K));
+    alphamoe_params p = base_params(E, k, 1 + (int32_t)rng_below(rng, ALPHAMOE_MAX_BLOCK_M),
+                                    (int32_t)rng_below(rng, 200000));
+    p.logits_row_stride = rng_below(rng, 2) ? 0 : E + (int64_t)rng_below(rng, 1000);
+    p.flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
+    if (rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_PDL;
+    if (k >= 2 && rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+    p.force_specialization = (int32_t)rng_below(rng, 4);
+    return p;
+}
+
+static void describe_params(const alphamoe_params *p, char *buf, size_t size) {
+    snprintf(buf, size,
+             "struct_size=%zu E=%d k=%d block_m=%d max_tokens=%d stride=%" PRId64
+             " flags=0x%x spec=%d",
+             p->struct_size, p->num_experts, p->top_k, p->block_m, p->max_tokens,
+             p->logits_row_stride, p->flags, p->force_specialization);
+}
+
+/* create must fail with `want`, leave *out as it was and not touch params. */
+static void expect_create_status(const alphamoe_params *p, alphamoe_status want, const char *what) {
+    alphamoe_params before;
+    if (p) before = *p;
+    alphamoe_router *out = SENTINEL_ROUTER;
+    const alphamoe_status s = alphamoe_router_create(p, &out);
+    char desc[256] = "params=NULL";
+    if (p) describe_params(p, desc, sizeof desc);
+    if (out != SENTINEL_ROUTER) {
+        if (s == ALPHAMOE_OK) alphamoe_router_destroy(out);
+        fail_msg("%s (%s): *out changed on status %d", what, desc, (int)s);
+    }
+    if (s != want)
+        fail_msg("%s (%s): expected %s, got %s", what, desc, alphamoe_status_string(want),
+                 alphamoe_status_string(s));
+    if (p) assert_memory_equal(p, &before, sizeof before);
+}
+
+static alphamoe_router *expect_create_ok(const alphamoe_params *p, const char *what) {
+    alphamoe_router *out = SENTINEL_ROUTER;
+    const alphamoe_status s = alphamoe_router_create(p, &out);
+    if (s != ALPHAMOE_OK) {
+        char desc[256];
+        describe_params(p, desc, sizeof desc);
+        fail_msg("%s (%s): expected success, got %s", what, desc, alphamoe_status_string(s));
+    }
+    assert_non_null(out);
+    assert_ptr_not_equal(out, SENTINEL_ROUTER);
+    return out;
+}
+
+#define RANDOM_BASES 40
+
+/* ------------------------------------------------------------ create */
+
+static void test_create_null_pointers(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1001);
+    expect_create_status(NULL, ALPHAMOE_ERROR_NULL_POINTER, "params NULL");
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        const alphamoe_params p = random_valid_params(&rng);
+        assert_int_equal(alphamoe_router_create(&p, NULL), ALPHAMOE_ERROR_NULL_POINTER);
+    }
+}
+
+static void test_create_struct_size(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1002);
+    const size_t small[] = {0, 1, 4, 8, sizeof(alphamoe_params) / 2, sizeof(alphamoe_params) - 4,
+                            sizeof(alphamoe_params) - 1};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < sizeof small / sizeof small[0]; ++j) {
+            p.struct_size = small[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_STRUCT_SIZE, "struct_size too small");
+        }
+    }
+}
+
+static void test_create_num_experts(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1003);
+    const int32_t bad[] = {0, -1, 513, 1024, INT32_MIN, INT32_MAX};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        /* A stride that is valid for the largest E keeps the stride check
+         * out of the way whatever E becomes. */
+        p.logits_row_stride = 0;
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.num_experts = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_NUM_EXPERTS, "num_experts out of range");
+        }
+    }
+}
+
+static void test_create_top_k(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1004);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        p.flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
+        const int32_t E = p.num_experts;
+        const int32_t bad[] = {0, -1, 17, INT32_MIN, INT32_MAX, E + 1, min_i32(E, 16) + 1};
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.top_k = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k out of range");
+        }
+    }
+    /* k > E while k <= 16. */
+    for (int32_t E = 1; E < 16; ++E) {
+        alphamoe_params p = base_params(E, E + 1, 8, 64);
+        expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k > num_experts");
+        p.top_k = 16;
+        expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k 16 > num_experts");
+    }
+}
+
+static void test_create_block_m(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1005);
+    const int32_t bad[] = {0, -1, 257, 512, INT32_MIN, INT32_MAX};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.block_m = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_BLOCK_M, "block_m out of range");
+        }
+    }
+}
+
+static int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
+    const int64_t nonempty = pairs < E ? pairs : E;
+    return (nonempty + (pairs - nonempty) / block_m) * block_m;
+}
+
+static void test_create_max_tokens(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1006);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        p.logits_row_stride = 0;
+        p.max_tokens = -1 - (int32_t)rng_below(&rng, 1000);
+        expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "max_tokens < 0");
+        p.max_tokens = -1;
+        expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "max_tokens -1");
+        p.max_tokens = INT32_MIN;
+        expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "max_tokens INT32_MIN");
+        if (p.top_k >= 2) {
+            /* The smallest max_tokens whose pair count passes INT32_MAX. */
+            p.max_tokens = (int32_t)(INT32_MAX / p.top_k + 1);
+            expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "max_tokens * k > INT32_MAX");
+            p.max_tokens = INT32_MAX;
+            expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "max_tokens INT32_MAX, k >= 2");
+        }
+    }
+
+    /* Pairs fit int32 but the padded capacity does not. */
+    {
+        alphamoe_params p = base_params(1, 1, 2, INT32_MAX);
+        assert_true(formula_capacity(INT32_MAX, 1, 2) > INT32_MAX);
+        expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "capacity > INT32_MAX (E=1 bm=2)");
+    }
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        const int32_t E = 2 + (int32_t)rng_below(&rng, ALPHAMOE_MAX_EXPERTS - 1);
+        const int32_t bm = 2 + (int32_t)rng_below(&rng, ALPHAMOE_MAX_BLOCK_M - 1);
+        const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
+        /* Largest max_tokens whose capacity still fits, found by bisection on
+         * the contract's formula (monotone in max_tokens). */
+        int64_t lo = 0, hi = INT32_MAX / k;
+        if (formula_capacity(hi * k, E, bm) <= INT32_MAX) continue;
+        while (hi - lo > 1) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (formula_capacity(mid * k, E, bm) <= INT32_MAX) lo = mid;
+            else hi = mid;
+        }
+        alphamoe_params p = base_params(E, k, bm, (int32_t)lo);
+        alphamoe_router *r = expect_create_ok(&p, "largest max_tokens whose capacity fits");
+        alphamoe_router_destroy(r);
+        p.max_tokens = (int32_t)hi;
+        assert_true(hi * k <= INT32_MAX);
+        expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "capacity one step past INT32_MAX");
+    }
+}
+
+static void test_create_shared_expert(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1007);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        p.top_k = 1;
+        p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+        expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with k=1");
+    }
+    alphamoe_params p = base_params(1, 1, 1, 1);
+    p.flags = ALPHAMOE_FLAG_SHARED_EXPERT;
+    expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with E=1 k=1");
+}
+
+static void test_create_row_stride(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1008);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        const int32_t E = p.num_experts;
+        if (E >= 2) {
+            p.logits_row_stride = 1 + (int64_t)rng_below(&rng, (uint32_t)(E - 1));
+            expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "0 < stride < E");
+            p.logits_row_stride = E - 1;
+            expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride E-1");
+        }
+        p.logits_row_stride = -1;
+        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride -1");
+        p.logits_row_stride = INT64_MIN;
+        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride INT64_MIN");
+
+        /* Strides whose last-row byte offset cannot be represented in 64 bits. */
+        p.max_tokens = 2 + (int32_t)rng_below(&rng, 100000);
+        p.logits_row_stride = INT64_MAX;
+        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride INT64_MAX");
+        p.logits_row_stride = INT64_MAX / 4 + 1;
+        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride * 4 > INT64_MAX");
+        p.logits_row_stride = INT64_MAX / 4 / (p.max_tokens - 1) + 1;
+        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE,
+                             "(max_tokens - 1) * stride * 4 > INT64_MAX");
+    }
+}
+
+static void test_create_flags(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x1009);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        const uint32_t valid = p.flags;
+        for (int bit = 0; bit < 32; ++bit) {
+            const uint32_t f = 1u << bit;
+            if (f & ALPHAMOE_FLAG_ALL) continue;
+            p.flags = valid | f;
+            expect_create_status(&p, ALPHAMOE_ERROR_FLAGS, "unknown flag bit");
+        }
+        p.flags = valid | ~ALPHAMOE_FLAG_ALL;
+        expect_create_status(&p, ALPHAMOE_ERROR_FLAGS, "every unknown flag bit");
+        p.flags = 0xFFFFFFFFu;
+        if (p.top_k >= 2) expect_create_status(&p, ALPHAMOE_ERROR_FLAGS, "all flag bits");
+    }
+}
+
+static void test_create_specialization(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x100A);
+    const int32_t bad[] = {-1, 4, 5, 100, INT32_MIN, INT32_MAX};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.force_specialization = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_SPECIALIZATION, "unknown specialization");
+        }
+    }
+}
+
+/* Several fields invalid at once: the status must be a failure naming one
+ * of the fields that is actually wrong, and *out must stay untouched. */
+enum { BAD_E, BAD_K, BAD_BM, BAD_MAX, BAD_SHARED, BAD_STRIDE, BAD_FLAGS, BAD_SPEC, BAD_SIZE, BAD_COUNT };
+
+static void test_create_combinations(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x100B);
+    for (int iter = 0; iter < 2000; ++iter) {
+        alphamoe_params p = random_valid_params(&rng);
+        int bad[BAD_COUNT] = {0};
+        int n_bad = 0;
+        while (n_bad < 2) {
+            for (int f = 0; f < BAD_COUNT; ++f)
+                if (!bad[f] && rng_below(&rng, 3) == 0) {
+                    bad[f] = 1;
+                    ++n_bad;
+                }
+        }
+        if (bad[BAD_E]) p.num_experts = rng_below(&rng, 2) ? 0 : 513 + (int32_t)rng_below(&rng, 1000);
+        if (bad[BAD_SHARED]) {
+            p.top_k = 1;
+            p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+        }
+        if (bad[BAD_K]) p.top_k = rng_below(&rng, 2) ? 0 : 17 + (int32_t)rng_below(&rng, 100);
+        if (bad[BAD_BM]) p.block_m = rng_below(&rng, 2) ? 0 : 257;
+        if (bad[BAD_MAX]) p.max_tokens = -1 - (int32_t)rng_below(&rng, 5);
+        if (bad[BAD_STRIDE]) p.logits_row_stride = -1 - (int64_t)rng_below(&rng, 5);
+        if (bad[BAD_FLAGS]) p.flags |= 0x8u << rng_below(&rng, 28);
+        if (bad[BAD_SPEC]) p.force_specialization = rng_below(&rng, 2) ? -1 : 4;
+        if (bad[BAD_SIZE]) p.struct_size = rng_below(&rng, (uint32_t)sizeof p);
+
+        alphamoe_router *out = SENTINEL_ROUTER;
+        const alphamoe_status s = alphamoe_router_create(&p, &out);
+        char desc[256];
+        describe_params(&p, desc, sizeof desc);
+        if (out != SENTINEL_ROUTER) {
+            if (s == ALPHAMOE_OK) alphamoe_router_destroy(out);
+            fail_msg("combination (%s): *out changed, status %d", desc, (int)s);
+        }
+        /* A field's validity can hinge on an invalid neighbour (k against E,
+         * the stride and capacity against E, k and max_tokens). */
+        int ok_status = 0;
+        switch (s) {
+        case ALPHAMOE_ERROR_STRUCT_SIZE: ok_status = bad[BAD_SIZE]; break;
+        case ALPHAMOE_ERROR_NUM_EXPERTS: ok_status = bad[BAD_E]; break;
+        case ALPHAMOE_ERROR_TOP_K: ok_status = bad[BAD_K] || bad[BAD_E] || bad[BAD_SHARED]; break;
+        case ALPHAMOE_ERROR_BLOCK_M: ok_status = bad[BAD_BM]; break;
+        case ALPHAMOE_ERROR_MAX_TOKENS:
+            ok_status = bad[BAD_MAX] || bad[BAD_E] || bad[BAD_K] || bad[BAD_BM];
+            break;
+        case ALPHAMOE_ERROR_SHARED_EXPERT: ok_status = bad[BAD_SHARED] || bad[BAD_K]; break;
+        case ALPHAMOE_ERROR_ROW_STRIDE: ok_status = bad[BAD_STRIDE] || bad[BAD_E] || bad[BAD_MAX]; break;
+        case ALPHAMOE_ERROR_FLAGS: ok_status = bad[BAD_FLAGS]; break;
+        case ALPHAMOE_ERROR_SPECIALIZATION: ok_status = bad[BAD_SPEC]; break;
+        default: ok_status = 0; break;
+        }
+        if (!ok_status)
+            fail_msg("combination (%s): status %s names no invalid field", desc, alphamoe_status_string(s));
+    }
+}
+
+static void check_params_round_trip(const alphamoe_params *in, const alphamoe_router *r) {
+    alphamoe_params got;
+    memset(&got, 0xA5, sizeof got);
+    got.struct_size = sizeof got;
+    assert_int_equal(alphamoe_router_get_params(r, &got), ALPHAMOE_OK);
+    assert_int_equal(got.struct_size, sizeof got);
+    assert_int_equal(got.num_experts, in->num_experts);
+    assert_int_equal(got.top_k, in->top_k);
+    assert_int_equal(got.block_m, in->block_m);
+    assert_int_equal(got.max_tokens, in->max_tokens);
+    assert_int_equal(got.logits_row_stride, in->logits_row_stride ? in->logits_row_stride : in->num_experts);
+    assert_int_equal(got.flags, in->flags);
+    assert_int_equal(got.force_specialization, in->force_specialization);
+}
+
+static void test_create_valid_boundaries(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x100C);
+    alphamoe_params cases[64];
+    int n = 0;
+    cases[n++] = base_params(1, 1, 1, 1);
+    cases[n++] = base_params(512, 16, 256, 1000);
+    cases[n++] = base_params(16, 16, 64, 100);
+    cases[n++] = base_params(2, 2, 1, 10);
+    cases[n++] = base_params(64, 8, 1, 4096);
+    cases[n++] = base_params(64, 8, 256, 4096);
+    cases[n++] = base_params(64, 8, 16, 0);
+    cases[n++] = base_params(1, 1, 256, 0);
+    cases[n++] = base_params(1, 1, 1, INT32_MAX); /* capacity exactly INT32_MAX */
+    cases[n] = base_params(512, 16, 256, 77);
+    cases[n++].logits_row_stride = 512;
+    cases[n] = base_params(37, 5, 3, 77);
+    cases[n++].logits_row_stride = 37;
+    cases[n] = base_params(37, 5, 3, 77);
+    cases[n++].logits_row_stride = 38;
+    cases[n] = base_params(37, 5, 3, 77);
+    cases[n++].logits_row_stride = 1 << 20;
+    cases[n] = base_params(2, 2, 8, 50);
+    cases[n++].flags = ALPHAMOE_FLAG_SHARED_EXPERT;
+    cases[n] = base_params(512, 16, 8, 50);
+    cases[n++].flags = ALPHAMOE_FLAG_ALL;
+    for (int32_t s = ALPHAMOE_SPECIALIZATION_AUTO; s <= ALPHAMOE_SPECIALIZATION_LARGE; ++s) {
+        cases[n] = base_params(8, 2, 16, 300);
+        cases[n++].force_specialization = s;
+    }
+    while (n < 64) cases[n++] = random_valid_params(&rng);
+    for (int i = 0; i < n; ++i) {
+        alphamoe_router *r = expect_create_ok(&cases[i], "valid boundary");
+        check_params_round_trip(&cases[i], r);
+        alphamoe_router_destroy(r);
+    }
+    alphamoe_router_destroy(NULL);
+}
+
+static void test_get_params(void **state) {
+    (void)state;
+    alphamoe_params in = base_params(60, 4, 32, 123);
+    in.flags = ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_SHARED_EXPERT;
+    in.force_specialization = ALPHAMOE_SPECIALIZATION_SMALL;
+    alphamoe_router *r = expect_create_ok(&in, "get_params router");
+    check_params_round_trip(&in, r);
+
+    alphamoe_params got;
+    memset(&got, 0x3C, sizeof got);
+    got.struct_size = sizeof got - 1;
+    alphamoe_params before = got;
+    assert_int_equal(alphamoe_router_get_params(r, &got), ALPHAMOE_ERROR_STRUCT_SIZE);
+    assert_memory_equal(&got, &before, sizeof got);
+    got.struct_size = sizeof got;
+    before = got;
+    assert_int_equal(alphamoe_router_get_params(NULL, &got), ALPHAMOE_ERROR_NULL_POINTER);
+    assert_memory_equal(&got, &before, sizeof got);
+    assert_int_equal(alphamoe_router_get_params(r, NULL), ALPHAMOE_ERROR_NULL_POINTER);
+    alphamoe_router_destroy(r);
+}
+
+/* ------------------------------------------------------------ routing */
+
+enum { PATH_HOST, PATH_DEVICE };
+
+static const char *path_name(int path) { return path == PATH_HOST ? "alphamoe_route_host" : "alphamoe_route"; }
+
+#define REGION_COUNT 10
+
+typedef struct fixture {
+    alphamoe_router *router;
+    alphamoe_params params;
+    host_plan plan;
+    float *logits;
+    size_t logits_bytes;
+    unsigned char *workspace_raw; /* the allocation; the workspace starts 64-aligned inside it */
+    unsigned char *workspace;
+    size_t workspace_raw_bytes;
+    alphamoe_buffers valid; /* a complete, valid buffer set */
+    const void *region[REGION_COUNT];
+    size_t region_bytes[REGION_COUNT];
+    unsigned char *snapshot[REGION_COUNT];
+} fixture;
+
+static size_t guarded_bytes(int64_t elements) { return (size_t)(elements + TEST_GUARD) * 4u; }
+
+static void fixture_snapshot(fixture *fx) {
+    for (int i = 0; i < REGION_COUNT; ++i)
+        if (fx->region[i]) memcpy(fx->snapshot[i], fx->region[i], fx->region_bytes[i]);
+}
+
+static void fixture_init(fixture *fx, test_rng *rng) {
+    memset(fx, 0, sizeof *fx);
+    const int32_t E = 1 + (int32_t)rng_below(rng, 300);
+    const int32_t k = 1 + (int32_t)rng_below(rng, (uint32_t)min_i32(E, 16));
+    alphamoe_params p = base_params(E, k, 1 + (int32_t)rng_below(rng, 256), 1 + (int32_t)rng_below(rng, 64));
+    p.logits_row_stride = rng_below(rng, 2) ? 0 : E + (int64_t)rng_below(rng, 9);
+    p.flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
+    if (rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_PDL;
+    if (k >= 2 && rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+    p.force_specialization = (int32_t)rng_below(rng, 4);
+    fx->router = expect_create_ok(&p, "fixture router");
+    fx->params = p;
+    if (host_plan_alloc(&fx->plan, fx->router, 1) != 0) fail_msg("host_plan_alloc failed");
+    host_plan_poison(&fx->plan);
+
+    const int64_t stride = p.logits_row_stride ? p.logits_row_stride : E;
+    fx->logits_bytes = (size_t)(stride * p.max_tokens) * 4u + 256u;
+    fx->logits = malloc(fx->logits_bytes);
+    assert_non_null(fx->logits);
+    memset(fx->logits, 0x77, fx->logits_bytes);
+    fill_logits(rng, fx->logits, p.max_tokens, E, stride, LOGITS_RANDOM, 0);
+
+    const alphamoe_sizes *z = &fx->plan.sizes;
+    assert_true(z->workspace_alignment >= 16 && z->workspace_alignment <= 4096);
+    const size_t align = (size_t)z->workspace_alignment > 64 ? (size_t)z->workspace_alignment : 64;
+    fx->workspace_raw_bytes = (size_t)z->workspace.bytes + 2 * align;
+    fx->workspace_raw = malloc(fx->workspace_raw_bytes);
+    assert_non_null(fx->workspace_raw);
+    for (size_t i = 0; i < fx->workspace_raw_bytes; ++i) fx->workspace_raw[i] = (unsigned char)(0xC3 ^ i);
+    fx->workspace = fx->workspace_raw + (align - (uintptr_t)fx->workspace_raw % align) % align;
+
+    fx->valid = fx->plan.buffers;
+    fx->valid.workspace = fx->workspace;
+    fx->valid.workspace_bytes = (size_t)z->workspace.bytes;
+
+    const host_plan *pl = &fx->plan;
+    fx->region[0] = pl->topk_ids;               fx->region_bytes[0] = guarded_bytes(z->topk_ids.elements);
+    fx->region[1] = pl->topk_weights;           fx->region_bytes[1] = guarded_bytes(z->topk_weights.elements);
+    fx->region[2] = pl->sorted_token_ids;       fx->region_bytes[2] = guarded_bytes(z->sorted_token_ids.elements);
+    fx->region[3] = pl->expert_ids;             fx->region_bytes[3] = guarded_bytes(z->expert_ids.elements);
+    fx->region[4] = pl->num_tokens_post_padded; fx->region_bytes[4] = guarded_bytes(1);
+    fx->region[5] = pl->expert_counts;          fx->region_bytes[5] = guarded_bytes(z->expert_counts.elements);
+    fx->region[6] = pl->expert_offsets;         fx->region_bytes[6] = guarded_bytes(z->expert_offsets.elements);
+    fx->region[7] = pl->pair_to_sorted;         fx->region_bytes[7] = guarded_bytes(z->pair_to_sorted.elements);
+    fx->region[8] = fx->logits;                 fx->region_bytes[8] = fx->logits_bytes;
+    fx->region[9] = fx->workspace_raw;          fx->region_bytes[9] = fx->workspace_raw_bytes;
+    for (int i = 0; i < REGION_COUNT; ++i) {
+        fx->snapshot[i] = malloc(fx->region_bytes[i]);
+        assert_non_null(fx->snapshot[i]);
+    }
+    fixture_snapshot(fx);
+}
+
+static void fixture_free(fixture *fx) {
+    for (int i = 0; i < REGION_COUNT; ++i) free(fx->snapshot[i]);
+    free(fx->workspace_raw);
+    free(fx->logits);
+    host_plan_free(&fx->plan);
+    alphamoe_router_destroy(fx->router);
+    memset(fx, 0, sizeof *fx);
+}
+
+static const char *const region_names[REGION_COUNT] = {
+    "topk_ids", "topk_weights", "sorted_token_ids", "expert_ids", "num_tokens_post_padded",
+    "expert_counts", "expert_offsets", "pair_to_sorted", "logits", "workspace"};
+
+static void fixture_expect_untouched(const fixture *fx, const char *what) {
+    for (int i = 0; i < REGION_COUNT; ++i) {
+        if (memcmp(fx->region[i], fx->snapshot[i], fx->region_bytes[i]) != 0) {
+            size_t at = 0;
+            const unsigned char *a = fx->region[i];
+            while (a[at] == fx->snapshot[i][at]) ++at;
+            fail_msg("%s: %s byte %zu changed by a rejected call", what, region_names[i], at);
+        }
+    }
+}
+
+static alphamoe_status route_call(int path, const alphamoe_router *r, int32_t M, const float *logits,
+                                  const alphamoe_buffers *b) {
+    return path == PATH_HOST ? alphamoe_route_host(r, M, logits, b) : alphamoe_route(r, M, logits, b, NULL);
+}
+
+static void expect_reject(const fixture *fx, int path, const alphamoe_router *r, int32_t M,
+                          const float *logits, const alphamoe_buffers *b, alphamoe_status want,
+                          const char *what) {
+    alphamoe_buffers before;
+    if (b) before = *b;
+    const alphamoe_status s = route_call(path, r, M, logits, b);
+    char desc[512];
+    char pd[256];
+    describe_params(&fx->params, pd, sizeof pd);
+    snprintf(desc, sizeof desc, "%s, %s, M=%d, router %s", path_name(path), what, M, pd);
+    if (s != want)
+        fail_msg("%s: expected %s, got %s", desc, alphamoe_status_string(want), alphamoe_status_string(s));
+    if (b) assert_memory_equal(b, &before, sizeof before);
+    fixture_expect_untouched(fx, desc);
+}
+
+static void *misalign(void *p, size_t by) { return p ? (void *)((char *)p + by) : NULL; }
+
+static void run_rejections(fixture *fx, int path, test_rng *rng) {
+    const alphamoe_router *r = fx->router;
+    const int32_t maxt = fx->params.max_tokens;
+    const int32_t M = 1 + (int32_t)rng_below(rng, (uint32_t)maxt);
+    const int32_t Ms[2] = {M, 0};
+    const float *lg = fx->logits;
+    alphamoe_buffers b;
+
+    expect_reject(fx, path, NULL, M, lg, &fx->valid, ALPHAMOE_ERROR_NULL_POINTER, "router NULL");
+    expect_reject(fx, path, r, M, lg, NULL, ALPHAMOE_ERROR_NULL_POINTER, "buffers NULL");
+    const size_t small_sizes[] = {0, 1, 8, sizeof b - 8, sizeof b - 1};
+    for (size_t i = 0; i < sizeof small_sizes / sizeof small_sizes[0]; ++i) {
+        b = fx->valid;
+        b.struct_size = small_sizes[i];
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_STRUCT_SIZE, "buffers struct_size too small");
+    }
+
+    const int32_t bad_m[] = {-1, INT32_MIN, maxt + 1, maxt + 1 + (int32_t)rng_below(rng, 1000), INT32_MAX};
+    for (size_t i = 0; i < sizeof bad_m / sizeof bad_m[0]; ++i)
+        expect_reject(fx, path, r, bad_m[i], lg, &fx->valid, ALPHAMOE_ERROR_NUM_TOKENS, "num_tokens out of range");
+
+    /* Token-shaped pointers are required only when there are tokens. */
+    expect_reject(fx, path, r, M, NULL, &fx->valid, ALPHAMOE_ERROR_NULL_POINTER, "logits NULL");
+    b = fx->valid;
+    b.topk_ids = NULL;
+    expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "topk_ids NULL");
+    b = fx->valid;
+    b.topk_weights = NULL;
+    expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "topk_weights NULL");
+
+    for (int mi = 0; mi < 2; ++mi) {
+        const int32_t m = Ms[mi];
+        b = fx->valid;
+        b.sorted_token_ids = NULL;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "sorted_token_ids NULL");
+        b = fx->valid;
+        b.expert_ids = NULL;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "expert_ids NULL");
+        b = fx->valid;
+        b.num_tokens_post_padded = NULL;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "num_tokens_post_padded NULL");
+        if (path == PATH_DEVICE) {
+            b = fx->valid;
+            b.workspace = NULL;
+            expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "workspace NULL");
+        }
+    }
+
+    /* Every buffer, optional ones included, must be 4-byte aligned. */
+    for (size_t by = 1; by <= 3; ++by) {
+        expect_reject(fx, path, r, M, (const float *)misalign((void *)lg, by), &fx->valid,
+                      ALPHAMOE_ERROR_ALIGNMENT, "logits misaligned");
+        int32_t **i32_fields[] = {&b.topk_ids, &b.sorted_token_ids, &b.expert_ids, &b.num_tokens_post_padded,
+                                  &b.expert_counts, &b.expert_offsets, &b.pair_to_sorted};
+        static const char *const i32_names[] = {"topk_ids", "sorted_token_ids", "expert_ids",
+                                                "num_tokens_post_padded", "expert_counts",
+                                                "expert_offsets", "pair_to_sorted"};
+        for (size_t f = 0; f < sizeof i32_fields / sizeof i32_fields[0]; ++f) {
+            b = fx->valid;
+            *i32_fields[f] = misalign(*i32_fields[f], by);
+            char what[96];
+            snprintf(what, sizeof what, "%s misaligned by %zu", i32_names[f], by);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, what);
+        }
+        b = fx->valid;
+        b.topk_weights = misalign(b.topk_weights, by);
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "topk_weights misaligned");
+    }
+    /* num_tokens_post_padded is written even for an empty batch. */
+    b = fx->valid;
+    b.num_tokens_post_padded = misalign(b.num_tokens_post_padded, 2);
+    expect_reject(fx, path, r, 0, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "num_tokens_post_padded misaligned, M=0");
+
+    if (path == PATH_DEVICE) {
+        const size_t offs[] = {1, 2, 4, 8, 12};
+        for (size_t i = 0; i < sizeof offs / sizeof offs[0]; ++i) {
+            b = fx->valid;
+            b.workspace = misalign(b.workspace, offs[i]);
+            char what[64];
+            snprintf(what, sizeof what, "workspace misaligned by %zu", offs[i]);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, what);
+        }
+    }
+
+    const alphamoe_sizes *z = &fx->plan.sizes;
+    for (int mi = 0; mi < 2; ++mi) {
+        const int32_t m = Ms[mi];
+        b = fx->valid;
+        b.sorted_token_ids_capacity = z->sorted_token_ids.elements - 1;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_CAPACITY, "sorted_token_ids_capacity one short");
+        b = fx->valid;
+        b.expert_ids_capacity = z->expert_ids.elements - 1;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_CAPACITY, "expert_ids_capacity one short");
+        b = fx->valid;
+        b.sorted_token_ids_capacity = -1;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_CAPACITY, "sorted_token_ids_capacity -1");
+        b = fx->valid;
+        b.expert_ids_capacity = INT64_MIN;
+        expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_CAPACITY, "expert_ids_capacity INT64_MIN");
+        if (path == PATH_DEVICE) {
+            b = fx->valid;
+            b.workspace_bytes = (size_t)z->workspace.bytes - 1;
+            expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_WORKSPACE, "workspace_bytes one short");
+            b = fx->valid;
+            b.workspace_bytes = 0;
+            expect_reject(fx, path, r, m, lg, &b, ALPHAMOE_ERROR_WORKSPACE, "workspace_bytes 0");
+        }
+    }
+}
+
+static void test_route_host_rejects(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x2001);
+    for (int i = 0; i < 30; ++i) {
+        fixture fx;
+        fixture_init(&fx, &rng);
+        run_rejections(&fx, PATH_HOST, &rng);
+        /* The same fixture is accepted as a whole: each rejection above was
+         * caused by its one change. */
+        const int32_t M = (int32_t)rng_below(&rng, (uint32_t)fx.params.max_tokens + 1);
+        assert_int_equal(alphamoe_route_host(fx.router, M, fx.logits, &fx.valid), ALPHAMOE_OK);
+        char why[256];
+        if (validate_plan(&fx.plan, M, why, sizeof why) != 0) fail_msg("fixture route: %s", why);
+        fixture_free(&fx);
+    }
+}
+
+static void test_route_device_rejects(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x2002);
+    for (int i = 0; i < 30; ++i) {
+        fixture fx;
+        fixture_init(&fx, &rng);
+        run_rejections(&fx, PATH_DEVICE, &rng);
+        fixture_free(&fx);
+    }
+}
+
+/* An empty batch writes num_tokens_post_padded = 0 and nothing else; its
+ * token-shaped pointers may be NULL (an empty tensor's data pointer). */
+static void test_route_host_empty_batch(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x2003);
+    for (int i = 0; i < 30; ++i) {
+        fixture fx;
+        fixture_init(&fx, &rng);
+        for (int variant = 0; variant < 3; ++variant) {
+            alphamoe_buffers b = fx.valid;
+            const float *lg = fx.logits;
+            if (variant >= 1) {
+                b.topk_ids = NULL;
+                b.topk_weights = NULL;
+                lg = NULL;
+            }
+            if (variant == 2) {
+                b.expert_counts = NULL;
+                b.expert_offsets = NULL;
+                b.pair_to_sorted = NULL;
+                b.workspace = NULL;
+                b.workspace_bytes = 0;
+            }
+            assert_int_equal(alphamoe_route_host(fx.router, 0, lg, &b), ALPHAMOE_OK);
+            assert_int_equal(fx.plan.num_tokens_post_padded[0], 0);
+            fx.plan.num_tokens_post_padded[0] = TEST_POISON_I32;
+            fixture_expect_untouched(&fx, "empty batch");
+        }
+        fixture_free(&fx);
+    }
+}
+
+/* A router sized for no tokens has empty plan arrays, which allocators hand
+ * out as NULL: the header allows NULL for them when the capacity is 0. */
+static void test_route_host_zero_capacity(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x2004);
+    for (int i = 0; i < 20; ++i) {
+        const int32_t E = 1 + (int32_t)rng_below(&rng, 512);
+        const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
+        alphamoe_params p = base_params(E, k, 1 + (int32_t)rng_below(&rng, 256), 0);
+        p.flags = rng_below(&rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
+        alphamoe_router *r = expect_create_ok(&p, "zero-capacity router");
+        alphamoe_sizes z;
+        memset(&z, 0, sizeof z);
+        z.struct_size = sizeof z;
+        assert_int_equal(alphamoe_router_sizes(r, &z), ALPHAMOE_OK);
+        assert_int_equal(z.sorted_token_ids.elements, 0);
+        int32_t ntpp[1 + TEST_GUARD];
+        for (int g = 0; g < 1 + TEST_GUARD; ++g) ntpp[g] = TEST_POISON_I32;
+        alphamoe_buffers b;
+        memset(&b, 0, sizeof b);
+        b.struct_size = sizeof b;
+        b.num_tokens_post_padded = ntpp;
+        assert_int_equal(alphamoe_route_host(r, 0, NULL, &b), ALPHAMOE_OK);
+        assert_int_equal(ntpp[0], 0);
+        for (int g = 1; g < 1 + TEST_GUARD; ++g) assert_int_equal(ntpp[g], TEST_POISON_I32);
+        ntpp[0] = TEST_POISON_I32;
+        assert_int_equal(alphamoe_route_host(r, 1, NULL, &b), ALPHAMOE_ERROR_NUM_TOKENS);
+        b.num_tokens_post_padded = NULL;
+        assert_int_equal(alphamoe_route_host(r, 0, NULL, &b), ALPHAMOE_ERROR_NULL_POINTER);
+        assert_int_equal(alphamoe_route(r, 0, NULL, &b, NULL), ALPHAMOE_ERROR_NULL_POINTER);
+        for (int g = 0; g < 1 + TEST_GUARD; ++g) assert_int_equal(ntpp[g], TEST_POISON_I32);
+        alphamoe_router_destroy(r);
+    }
+}
+
+/* ------------------------------------------------------------ status strings */
+
+static const char *const status_names[] = {
+    "ALPHAMOE_OK",
+    "ALPHAMOE_ERROR_NULL_POINTER",
+    "ALPHAMOE_ERROR_STRUCT_SIZE",
+    "ALPHAMOE_ERROR_NUM_EXPERTS",
+    "ALPHAMOE_ERROR_TOP_K",
+    "ALPHAMOE_ERROR_BLOCK_M",
+    "ALPHAMOE_ERROR_MAX_TOKENS",
+    "ALPHAMOE_ERROR_NUM_TOKENS",
+    "ALPHAMOE_ERROR_SHARED_EXPERT",
+    "ALPHAMOE_ERROR_ROW_STRIDE",
+    "ALPHAMOE_ERROR_FLAGS",
+    "ALPHAMOE_ERROR_SPECIALIZATION",
+    "ALPHAMOE_ERROR_ALIGNMENT",
+    "ALPHAMOE_ERROR_CAPACITY",
+    "ALPHAMOE_ERROR_WORKSPACE",
+    "ALPHAMOE_ERROR_NO_DRIVER",
+    "ALPHAMOE_ERROR_NO_DEVICE",
+    "ALPHAMOE_ERROR_NO_IMAGE",
+    "ALPHAMOE_ERROR_UNSUPPORTED_DEVICE",
+    "ALPHAMOE_ERROR_CUDA",
+    "ALPHAMOE_ERROR_OUT_OF_MEMORY",
+    "ALPHAMOE_ERROR_INVALID_ARGUMENT",
+};
+#define STATUS_COUNT ((int)(sizeof status_names / sizeof status_names[0]))
+
+static int is_ident_char(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static void test_status_strings(void **state) {
+    (void)state;
+    /* The table above must track the header's enum. */
+    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_INVALID_ARGUMENT + 1);
+    assert_int_equal(ALPHAMOE_ERROR_TOP_K, 4);
+    assert_int_equal(ALPHAMOE_ERROR_CUDA, 19);
+    const char *msg[STATUS_COUNT];
+    for (int s = 0; s < STATUS_COUNT; ++s) {
+        msg[s] = alphamoe_status_string((alphamoe_status)s);
+        if (!msg[s]) fail_msg("status %d: NULL message", s);
+        const size_t n = strlen(status_names[s]);
+        if (strncmp(msg[s], status_names[s], n) != 0 || is_ident_char(msg[s][n]))
+            fail_msg("status %d: message \"%s\" does not start with %s", s, msg[s], status_names[s]);
+        for (int t = 0; t < s; ++t)
+            if (strcmp(msg[s], msg[t]) == 0) fail_msg("statuses %d and %d share the message \"%s\"", t, s, msg[s]);
+    }
+    const int unknown[] = {-1, STATUS_COUNT, STATUS_COUNT + 1, 1000, INT32_MIN, INT32_MAX};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i) {
+        const char *m = alphamoe_status_string((alphamoe_status)unknown[i]);
+        if (!m) fail_msg("unknown status %d: NULL message", unknown[i]);
+        /* Success must never be claimed for a value that is not a status. */
+        if (strcmp(m, msg[ALPHAMOE_OK]) == 0) fail_msg("unknown status %d reads as success", unknown[i]);
+    }
+}
+
+/* ------------------------------------------------------------ selection */
+
+static alphamoe_device_attributes device_attrs(int32_t cc, int32_t sms, int32_t occupancy, int32_t coop) {
+    alphamoe_device_attributes d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.compute_capability = cc;
+    d.multiprocessor_count = sms;
+    d.cooperative_ctas_per_sm = occupancy;
+    d.cooperative_launch = coop;
+    return d;
+}
+
+static alphamoe_selection blank_selection(void) {
+    alphamoe_selection s;
+    memset(&s, 0xA7, sizeof s);
+    s.struct_size = sizeof s;
+    return s;
+}
+
+#define SWEEP_MAX 70000
+
+static const char *spec_name(int s) {
+    switch (s) {
+    case ALPHAMOE_SPECIALIZATION_AUTO: return "AUTO";
+    case ALPHAMOE_SPECIALIZATION_TINY: return "TINY";
+    case ALPHAMOE_SPECIALIZATION_SMALL: return "SMALL";
+    case ALPHAMOE_SPECIALIZATION_LARGE: return "LARGE";
+    default: return "?";
+    }
+}
+
+/* Checks one selection against the launch invariants; returns the chosen
+ * specialization. */
+static int check_selection(const alphamoe_router *r, int forced, int32_t M, const alphamoe_device_attributes *d) {
+    alphamoe_selection s = blank_selection();
+    const alphamoe_status st = alphamoe_router_select(r, M, d, &s);
+    if (st != ALPHAMOE_OK)
+        fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s", spec_name(forced), M, d->multiprocessor_count,
+                 d->cooperative_ctas_per_sm, alphamoe_status_string(st));
+    const int64_t grid = s.grid_ctas, per = s.tokens_per_cta;
+    const int64_t resident = (int64_t)d->multiprocessor_count * d->cooperative_ctas_per_sm;
+    const char *why = NULL;
+    if (s.struct_size != sizeof s) why = "struct_size not kept";
+    else if (grid < 1) why = "grid_ctas < 1";
+    else if (grid > 256) why = "grid_ctas > 256";
+    else if (per < 1) why = "tokens_per_cta < 1";
+    else if (grid * per < M) why = "grid does not cover every token";
+    else if ((grid - 1) * per >= (M > 0 ? M : 1)) why = "a CTA would get no token";
+    else if (s.block_threads != 512) why = "block_threads != 512";
+    else if (s.image_arch != 90) why = "image_arch != 90 for cc 90";
+    else if (s.specialization < ALPHAMOE_SPECIALIZATION_TINY || s.specialization > ALPHAMOE_SPECIALIZATION_LARGE)
+        why = "specialization out of range";
+    else if (forced != ALPHAMOE_SPECIALIZATION_AUTO && (int)s.specialization != forced)
+        why = "forced specialization not honoured";
+    else if (M <= 8 && forced == ALPHAMOE_SPECIALIZATION_AUTO && s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
+        why = "AUTO did not pick TINY for M <= 8";
+    else if (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && grid != 1) why = "TINY is one CTA";
+    else if (s.specialization != ALPHAMOE_SPECIALIZATION_TINY && !s.cooperative)
+        why = "a grid-barrier specialization must launch cooperatively";
+    else if (s.cooperative && grid > resident) why = "cooperative grid larger than the resident CTAs";
+    if (why)
+        fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s (spec %d grid %d per_cta %d threads %d arch %d coop %d)",
+                 spec_name(forced), M, d->multiprocessor_count, d->cooperative_ctas_per_sm, why,
+                 (int)s.specialization, s.grid_ctas, s.tokens_per_cta, s.block_threads, s.image_arch,
+                 s.cooperative);
+    return (int)s.specialization;
+}
+
+static void test_select_sweep(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x3001);
+    const alphamoe_device_attributes h200 = device_attrs(90, 132, 1, 1);
+    for (int shared = 0; shared < 2; ++shared) {
+        for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
+            const int32_t E = 2 + (int32_t)rng_below(&rng, 511);
+            const int32_t k = 2 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16) - 1);
+            alphamoe_router *r = make_router(E, k, 1 + (int32_t)rng_below(&rng, 256), SWEEP_MAX,
+                                             shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, forced);
+            int prev = 0;
+            for (int32_t M = 0; M <= SWEEP_MAX; ++M) {
+                const int spec = check_selection(r, forced, M, &h200);
+                if (forced == ALPHAMOE_SPECIALIZATION_AUTO && spec < prev)
+                    fail_msg("AUTO not monotone: M=%d picks %s after %s", M, spec_name(spec), spec_name(prev));
+                prev = spec;
+            }
+            /* Other device shapes: fewer and more multiprocessors than the
+             * grid cap, higher occupancy. */
+            const alphamoe_device_attributes others[] = {device_attrs(90, 132, 2, 1), device_attrs(90, 8, 1, 1),
+                                                         device_attrs(90, 1, 1, 1), device_attrs(90, 400, 3, 1),
+                                                         device_attrs(90, 1 + (int32_t)rng_below(&rng, 300),
+                                                                      1 + (int32_t)rng_below(&rng, 4), 1)};
+            for (size_t a = 0; a < sizeof others / sizeof others[0]; ++a) {
+                prev = 0;
+                for (int32_t M = 0; M <= SWEEP_MAX; M += (M < 4096 ? 1 : 97)) {
+                    const int spec = check_selection(r, forced, M, &others[a]);
+                    if (forced == ALPHAMOE_SPECIALIZATION_AUTO && spec < prev)
+                        fail_msg("AUTO not monotone on SMs=%d: M=%d", others[a].multiprocessor_count, M);
+                    prev = spec;
+                }
+            }
+            alphamoe_router_destroy(r);
+        }
+    }
+}
+
+static void expect_select_status(const alphamoe_router *r, int32_t M, const alphamoe_device_attributes *d,
+                                 alphamoe_status want, const char *what) {
+    alphamoe_selection s = blank_selection();
+    const alphamoe_selection before = s;
+    const alphamoe_status st = alphamoe_router_select(r, M, d, &s);
+    if (st != want)
+        fail_msg("%s (M=%d): expected %s, got %s", what, M, alphamoe_status_string(want), alphamoe_status_string(st));
+    if (memcmp(&s, &before, sizeof s) != 0) fail_msg("%s (M=%d): selection written on failure", what, M);
+}
+
+static void test_select_no_cooperative_launch(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x3002);
+    const alphamoe_device_attributes d = device_attrs(90, 132, 1, 0);
+    for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
+        alphamoe_router *r = make_router(64, 8, 16, SWEEP_MAX, 0u, forced);
+        for (int32_t M = 0; M <= SWEEP_MAX; M += (M < 3000 ? 1 : 1 + (int32_t)rng_below(&rng, 200))) {
+            if (forced == ALPHAMOE_SPECIALIZATION_SMALL || forced == ALPHAMOE_SPECIALIZATION_LARGE) {
+                expect_select_status(r, M, &d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE, "forced grid without cooperative launch");
+                continue;
+            }
+            alphamoe_selection s = blank_selection();
+            assert_int_equal(alphamoe_router_select(r, M, &d, &s), ALPHAMOE_OK);
+            if (s.specialization != ALPHAMOE_SPECIALIZATION_TINY || s.grid_ctas != 1 || s.cooperative)
+                fail_msg("no cooperative launch, %s, M=%d: spec %d grid %d coop %d", spec_name(forced), M,
+                         (int)s.specialization, s.grid_ctas, s.cooperative);
+            if (s.tokens_per_cta < M) fail_msg("M=%d: one CTA covers only %d tokens", M, s.tokens_per_cta);
+        }
+        if (forced == ALPHAMOE_SPECIALIZATION_SMALL || forced == ALPHAMOE_SPECIALIZATION_LARGE) {
+            expect_select_status(r, SWEEP_MAX, &d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE,
+                                 "forced grid without cooperative launch at max_tokens");
+        } else {
+            alphamoe_selection s = blank_selection();
+            assert_int_equal(alphamoe_router_select(r, SWEEP_MAX, &d, &s), ALPHAMOE_OK);
+            assert_int_equal(s.specialization, ALPHAMOE_SPECIALIZATION_TINY);
+        }
+        alphamoe_router_destroy(r);
+    }
+}
+
+static void test_select_errors(void **state) {
+    (void)state;
+    test_rng rng;
+    seed_rng(&rng, 0x3003);
+    alphamoe_router *r = make_router(64, 4, 16, 5000, 0u, ALPHAMOE_SPECIALIZATION_AUTO);
+    const int32_t no_image_cc[] = {80, 120, 75, 86, 89, 70};
+    for (size_t i = 0; i < sizeof no_image_cc / sizeof no_image_cc[0]; ++i) {
+        const alphamoe_device_attributes d = device_attrs(no_image_cc[i], 132, 1, 1);
+        for (int j = 0; j < 20; ++j)
+            expect_select_status(r, (int32_t)rng_below(&rng, 5001), &d, ALPHAMOE_ERROR_NO_IMAGE, "no image for cc");
+        expect_select_status(r, 0, &d, ALPHAMOE_ERROR_NO_IMAGE, "no image for cc, M=0");
+    }
+    const alphamoe_device_attributes d = device_attrs(90, 132, 1, 1);
+    expect_select_status(r, 5001, &d, ALPHAMOE_ERROR_NUM_TOKENS, "num_tokens = max_tokens + 1");
+    expect_select_status(r, 5001 + (int32_t)rng_below(&rng, 100000), &d, ALPHAMOE_ERROR_NUM_TOKENS,
+                         "num_tokens > max_tokens");
+    expect_select_status(r, INT32_MAX, &d, ALPHAMOE_ERROR_NUM_TOKENS, "num_tokens INT32_MAX");
+    expect_select_status(r, -1, &d, ALPHAMOE_ERROR_NUM_TOKENS, "num_tokens -1");
+    expect_select_status(r, INT32_MIN, &d, ALPHAMOE_ERROR_NUM_TOKENS, "num_tokens INT32_MIN");
+
+    alphamoe_device_attributes small = d;
+    small.struct_size = sizeof small - 1;
+    expect_select_status(r, 10, &small, ALPHAMOE_ERROR_STRUCT_SIZE, "attributes struct_size too small");
+    small.struct_size = 0;
+    expect_select_status(r, 10, &small, ALPHAMOE_ERROR_STRUCT_SIZE, "attributes struct_size 0");
+
+    alphamoe_selection s = blank_selection();
+    s.struct_size = sizeof s - 1;
+    alphamoe_selection before = s;
+    assert_int_equal(alphamoe_router_select(r, 10, &d, &s), ALPHAMOE_ERROR_STRUCT_SIZE);
+    assert_memory_equal(&s, &before, sizeof s);
+    s.struct_size = 0;
+    before = s;
+    assert_int_equal(alphamoe_router_select(r, 10, &d, &s), ALPHAMOE_ERROR_STRUCT_SIZE);
+    assert_memory_equal(&s, &before, sizeof s);
+
+    expect_select_status(NULL, 10, &d, ALPHAMOE_ERROR_NULL_POINTER, "router NULL");
+    expect_select_status(r, 10, NULL, ALPHAMOE_ERROR_NULL_POINTER, "attributes NULL");
+    assert_int_equal(alphamoe_router_select(r, 10, &d, NULL), ALPHAMOE_ERROR_NULL_POINTER);
+
+    /* A pure function: the same question gets the same answer. */
+    for (int i = 0; i < 200; ++i) {
+        const int32_t M = (int32_t)rng_below(&rng, 5001);
+        alphamoe_selection a = blank_selection(), b = blank_selection();
+        memset(&b, 0x11, sizeof b);
+        b.struct_size = sizeof b;
+        assert_int_equal(alphamoe_router_select(r, M, &d, &a), ALPHAMOE_OK);
+        assert_int_equal(alphamoe_router_select(r, M, &d, &b), ALPHAMOE_OK);
+        if (a.specialization != b.specialization || a.grid_ctas != b.grid_ctas || a.block_threads != b.block_threads ||
+            a.cooperative != b.cooperative || a.image_arch != b.image_arch || a.tokens_per_cta != b.tokens_per_cta)
+            fail_msg("select(M=%d) differs between two calls", M);
+    }
+    alphamoe_router_destroy(r);
+}
+
+int main(void) {
+    test_base_seed();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_create_null_pointers),
+        cmocka_unit_test(test_create_struct_size),
+        cmocka_unit_test(test_create_num_experts),
+        cmocka_unit_test(test_create_top_k),
+        cmocka_unit_test(test_create_block_m),
+        cmocka_unit_test(test_create_max_tokens),
+        cmocka_unit_test(test_create_shared_expert),
+        cmocka_unit_test(test_create_row_stride),
+        cmocka_unit_test(test_create_flags),
+        cmocka_unit_test(test_create_specialization),
+        cmocka_unit_test(test_create_combinations),
+        cmocka_unit_test(test_create_valid_boundaries),
+        cmocka_unit_test(test_get_params),
+        cmocka_unit_test(test_route_host_rejects),
+        cmocka_unit_test(test_route_device_rejects),
+        cmocka_unit_test(test_route_host_empty_batch),
+        cmocka_unit_test(test_route_host_zero_capacity),
+        cmocka_unit_test(test_status_strings),
+        cmocka_unit_test(test_select_sweep),
+        cmocka_unit_test(test_select_no_cooperative_launch),
+        cmocka_unit_test(test_select_errors),
+    };
+    return cmocka_run_group_tests_name("validation", tests, NULL, NULL);
+}
