@@ -18,12 +18,14 @@ struct Thresholds {
     int32_t small_tokens_per_cta;  // one token per warp in flight
 };
 
+// sm_90a: from the H200 sweep in bench/RESULTS.md. The Blackwell rows are
+// the Hopper values until they are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 2048, kWarpsPerBlock},
-    {100, 16, 2048, kWarpsPerBlock},
-    {103, 16, 2048, kWarpsPerBlock},
+    {90, 16, 512, kWarpsPerBlock},
+    {100, 16, 512, kWarpsPerBlock},
+    {103, 16, 512, kWarpsPerBlock},
 };
-const Thresholds kDefaultThresholds = {0, 16, 2048, kWarpsPerBlock};
+const Thresholds kDefaultThresholds = {0, 16, 512, kWarpsPerBlock};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)

@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,6 +589,108 @@ static void gpu_info(void **state) {
     alphamoe_router_destroy(router);
 }
 
+/* A device the library has no image for gets ALPHAMOE_ERROR_NO_IMAGE from
+ * every GPU entry point and nothing is written; a device it has one for
+ * routes. Meaningful in both kinds of build: run it from a build whose
+ * gpu_archs leave the device's architecture out, and from a full one. */
+static void gpu_image_lookup(void **state) {
+    (void)state;
+    test_rng rng = case_rng(12);
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    char name[256];
+    int32_t cc = 0, image_arch = -1;
+    ROUTE_OK(alphamoe_device_describe(device, name, sizeof name, &cc, &image_arch));
+    route_case c = {128, 8, 16, 300, 0, 0u, 0, LOGITS_RANDOM, 0, 1, 0};
+    case_inputs in;
+    inputs_make(&in, &c, &rng);
+    device_plan d;
+    device_plan_alloc(&d, in.router, 1);
+    device_plan_poison(&d, 0);
+    const alphamoe_status routed = alphamoe_route(in.router, c.M, in.device_logits, &d.buffers, NULL);
+    CUDA_OK(cudaDeviceSynchronize());
+    device_plan_read(&d, 0);
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    const alphamoe_status queried = alphamoe_device_attributes_query(device, &attrs);
+    if (image_arch == 0) {
+        print_message("# %s (compute capability %d): no image in this build\n", name, cc);
+        assert_int_equal(routed, ALPHAMOE_ERROR_NO_IMAGE);
+        assert_int_equal(queried, ALPHAMOE_ERROR_NO_IMAGE);
+        /* Nothing written: compare with a freshly poisoned plan. */
+        host_plan untouched;
+        assert_int_equal(host_plan_alloc(&untouched, in.router, 1), 0);
+        host_plan_poison(&untouched);
+        assert_memory_equal(d.mirror.topk_ids, untouched.topk_ids, (size_t)(d.mirror.sizes.topk_ids.bytes + 4 * TEST_GUARD));
+        assert_memory_equal(d.mirror.sorted_token_ids, untouched.sorted_token_ids,
+                            (size_t)(d.mirror.sizes.sorted_token_ids.bytes + 4 * TEST_GUARD));
+        assert_int_equal(*d.mirror.num_tokens_post_padded, TEST_POISON_I32);
+        host_plan_free(&untouched);
+    } else {
+        print_message("# %s (compute capability %d): image sm_%da\n", name, cc, image_arch);
+        ROUTE_OK(routed);
+        ROUTE_OK(queried);
+        check_against(&in.expected, &d, &c, "routing with an image");
+    }
+    device_plan_free(&d);
+    inputs_free(&in);
+}
+
+/* The first GPU calls of the process come from many threads at once: the
+ * per-device state is resolved once, and every result is exact. */
+enum { FIRST_CALL_THREADS = 8 };
+typedef struct first_call_job {
+    pthread_barrier_t *start;
+    case_inputs *in;
+    device_plan *plan;
+    cudaStream_t stream;
+    const route_case *c;
+    alphamoe_status status;
+} first_call_job;
+
+static void *first_call_thread(void *arg) {
+    first_call_job *job = arg;
+    pthread_barrier_wait(job->start);
+    job->status = alphamoe_route(job->in->router, job->c->M, job->in->device_logits, &job->plan->buffers,
+                                 (struct CUstream_st *)job->stream);
+    return NULL;
+}
+
+static void gpu_concurrent_first_calls(void **state) {
+    (void)state;
+    test_rng rng = case_rng(13);
+    route_case cases[FIRST_CALL_THREADS];
+    case_inputs in[FIRST_CALL_THREADS];
+    device_plan plans[FIRST_CALL_THREADS];
+    first_call_job jobs[FIRST_CALL_THREADS];
+    pthread_t threads[FIRST_CALL_THREADS];
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, FIRST_CALL_THREADS);
+    for (int i = 0; i < FIRST_CALL_THREADS; ++i) {
+        const route_case c = {i % 2 ? 512 : 64, i % 2 ? 10 : 6, 8 << (i % 3), 5 + 700 * i, 0,
+                              i % 3 == 0 ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, i % 4, LOGITS_RANDOM, 0, 1, 0};
+        cases[i] = c;
+        inputs_make(&in[i], &cases[i], &rng);
+        device_plan_alloc(&plans[i], in[i].router, 1);
+        jobs[i] = (first_call_job){&start, &in[i], &plans[i], NULL, &cases[i], ALPHAMOE_ERROR_CUDA};
+        CUDA_OK(cudaStreamCreateWithFlags(&jobs[i].stream, cudaStreamNonBlocking));
+        device_plan_poison(&plans[i], jobs[i].stream);
+    }
+    for (int i = 0; i < FIRST_CALL_THREADS; ++i)
+        assert_int_equal(pthread_create(&threads[i], NULL, first_call_thread, &jobs[i]), 0);
+    for (int i = 0; i < FIRST_CALL_THREADS; ++i) assert_int_equal(pthread_join(threads[i], NULL), 0);
+    for (int i = 0; i < FIRST_CALL_THREADS; ++i) {
+        ROUTE_OK(jobs[i].status);
+        device_plan_read(&plans[i], jobs[i].stream);
+        check_against(&in[i].expected, &plans[i], &cases[i], "concurrent first call");
+        CUDA_OK(cudaStreamDestroy(jobs[i].stream));
+        device_plan_free(&plans[i]);
+        inputs_free(&in[i]);
+    }
+    pthread_barrier_destroy(&start);
+}
+
 /* Small shapes through all six kernels, for the compute-sanitizer runs. */
 static void gpu_sanitizer_sweep(void **state) {
     (void)state;
@@ -627,6 +730,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_two_streams),
         cmocka_unit_test(gpu_pdl),
         cmocka_unit_test(gpu_info),
+        cmocka_unit_test(gpu_image_lookup),
+        cmocka_unit_test(gpu_concurrent_first_calls),
         cmocka_unit_test(gpu_sanitizer_sweep),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
