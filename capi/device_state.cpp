@@ -27,13 +27,16 @@ Slot *g_slots = nullptr;
 int g_slot_count = 0;
 alphamoe_status g_setup_status = ALPHAMOE_ERROR_OUT_OF_MEMORY;
 pthread_once_t g_setup_once = PTHREAD_ONCE_INIT;
-const Driver *g_driver = nullptr;
 
 // Loads every embedded fatbin as a context-independent library. A fatbin
 // without an image for some device fails only when that device looks its
 // kernel up, which is where ALPHAMOE_ERROR_NO_IMAGE comes from.
 void setup_once() {
-    const Driver &d = *g_driver;
+    const Driver *driver = nullptr;
+    g_setup_status = load_driver(&driver);
+    if (g_setup_status != ALPHAMOE_OK) return;
+    g_setup_status = ALPHAMOE_ERROR_OUT_OF_MEMORY;
+    const Driver &d = *driver;
     for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
         const EmbeddedKernel &k = embedded_kernel(i);
         CUlibrary library = nullptr;
@@ -48,8 +51,8 @@ void setup_once() {
     g_setup_status = ALPHAMOE_OK;
 }
 
-alphamoe_status setup(const Driver &driver) {
-    g_driver = &driver;  // the one process-wide driver table
+// The driver table is process-wide; setup_once fetches it itself.
+alphamoe_status setup() {
     pthread_once(&g_setup_once, setup_once);
     return g_setup_status;
 }
@@ -93,8 +96,8 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     return ALPHAMOE_OK;
 }
 
-// Resolves dev's slot once; `make_current` pushes a context of dev when the
-// slot still needs resolving and pops it after.
+// Resolves dev's slot once; with_context(body) runs body with a context of
+// dev current, only when the slot still needs resolving.
 template <typename WithContext>
 alphamoe_status state_for(const Driver &d, CUdevice dev, WithContext with_context,
                           const DeviceState **out) {
@@ -103,17 +106,15 @@ alphamoe_status state_for(const Driver &d, CUdevice dev, WithContext with_contex
     if (!slot.resolved.load(std::memory_order_acquire)) {
         pthread_mutex_lock(&slot.lock);
         if (!slot.resolved.load(std::memory_order_relaxed)) {
-            alphamoe_status s = with_context([&] { return resolve(d, dev, &slot.state); });
-            // A failure to make a context current says nothing lasting
-            // about the device; only final answers are kept.
-            if (s != ALPHAMOE_ERROR_CUDA) {
-                slot.status = s;
-                slot.resolved.store(1, std::memory_order_release);
-            }
+            const alphamoe_status s = with_context([&] { return resolve(d, dev, &slot.state); });
+            // A failing driver call (a context that cannot be made current,
+            // say) says nothing lasting about the device: ask again next time.
             if (s == ALPHAMOE_ERROR_CUDA) {
                 pthread_mutex_unlock(&slot.lock);
                 return s;
             }
+            slot.status = s;
+            slot.resolved.store(1, std::memory_order_release);
         }
         pthread_mutex_unlock(&slot.lock);
     }
@@ -134,7 +135,7 @@ alphamoe_status in_context(const Driver &d, CUcontext ctx, Body body) {
 }  // namespace
 
 alphamoe_status device_state_for_stream(const Driver &d, CUstream stream, const DeviceState **out) {
-    alphamoe_status s = setup(d);
+    alphamoe_status s = setup();
     if (s != ALPHAMOE_OK) return s;
     CUcontext ctx = nullptr;
     CUresult r = d.StreamGetCtx(stream, &ctx);
@@ -148,7 +149,7 @@ alphamoe_status device_state_for_stream(const Driver &d, CUstream stream, const 
 }
 
 alphamoe_status device_state_for_ordinal(const Driver &d, int ordinal, const DeviceState **out) {
-    alphamoe_status s = setup(d);
+    alphamoe_status s = setup();
     if (s != ALPHAMOE_OK) return s;
     if (ordinal < 0 || ordinal >= d.device_count) return ALPHAMOE_ERROR_NO_DEVICE;
     CUdevice dev = -1;

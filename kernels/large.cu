@@ -1,10 +1,9 @@
 // large: a persistent grid sized to the device. The per-CTA counts are
 // scanned over CTAs by one warp per expert, spread over the whole grid,
 // between two grid barriers; each CTA then reads back only its own column.
-#include "common/dependent_launch.cuh"
 #include "common/grid_barrier.cuh"
 #include "common/kernel_name.cuh"
-#include "common/route_cta.cuh"
+#include "common/route_kernel.cuh"
 
 using namespace alphamoe;
 
@@ -45,34 +44,22 @@ __device__ __forceinline__ void scan_counts_over_ctas(int32_t *row, int32_t *tot
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
-    wait_for_preceding_kernel();
-    if (route_empty_call(a)) {
-        allow_dependent_launch();
-        return;
-    }
-    const int cta = blockIdx.x;
-    const int num_ctas = gridDim.x;
-    const TokenRange range = cta_token_range(a, cta);
-    select_tokens_any_width<kSharedExpert>(a, sh, warp_token_range(range, threadIdx.x >> 5));
-    const int32_t count = cta_expert_count(a, sh);
+    route_kernel_body<kSharedExpert>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+        const int e = threadIdx.x;
+        const int cta = blockIdx.x;
+        const int num_ctas = gridDim.x;
+        int32_t *counts = workspace_counts(a);
+        int32_t *totals = counts + workspace_count_words(a.num_experts);
+        if (e < a.num_experts) __stcg(counts + e * kMaxGridCtas + cta, count);
+        grid_barrier(a.workspace, num_ctas);
 
-    const int e = threadIdx.x;
-    int32_t *counts = reinterpret_cast<int32_t *>(a.workspace + kWsHeaderWords);
-    int32_t *totals = counts + workspace_count_words(a.num_experts);
-    if (e < a.num_experts) __stcg(counts + e * kMaxGridCtas + cta, count);
-    grid_barrier(a.workspace, num_ctas);
+        const int warps = num_ctas * kWarpsPerBlock;
+        for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.num_experts; x += warps)
+            scan_counts_over_ctas(counts + x * kMaxGridCtas, totals + x, num_ctas);
+        grid_barrier(a.workspace, num_ctas);
 
-    const int warps = num_ctas * kWarpsPerBlock;
-    for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.num_experts; x += warps)
-        scan_counts_over_ctas(counts + x * kMaxGridCtas, totals + x, num_ctas);
-    grid_barrier(a.workspace, num_ctas);
-
-    int32_t total = 0, earlier = 0;
-    if (e < a.num_experts) {
-        total = __ldcg(totals + e);
-        earlier = __ldcg(counts + e * kMaxGridCtas + cta);
-    }
-    place_pairs(a, sh, range, total, earlier);
-    write_plan_rest(a, sh, cta, num_ctas);
-    allow_dependent_launch();
+        if (e >= a.num_experts) return;
+        *total = __ldcg(totals + e);
+        *earlier = __ldcg(counts + e * kMaxGridCtas + cta);
+    });
 }

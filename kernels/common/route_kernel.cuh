@@ -1,0 +1,39 @@
+// The body every router kernel runs. A specialization supplies only how the
+// CTAs of its grid turn their per-CTA expert counts into call-wide totals
+// and into the count of each expert held by earlier CTAs.
+#ifndef ALPHAMOE_KERNELS_ROUTE_KERNEL_CUH
+#define ALPHAMOE_KERNELS_ROUTE_KERNEL_CUH
+
+#include "common/dependent_launch.cuh"
+#include "common/route_cta.cuh"
+
+namespace alphamoe {
+
+// Per-CTA expert counts in the workspace: counts[e * kMaxGridCtas + cta].
+__device__ __forceinline__ int32_t *workspace_counts(const RouteArgs &a) {
+    return reinterpret_cast<int32_t *>(a.workspace + kWsHeaderWords);
+}
+
+// exchange(count, &total, &earlier) runs in every thread; in thread e < E,
+// count is this CTA's count of expert e, and it must set the call-wide
+// total and the count held by CTAs before this one.
+template <bool kShared, typename Exchange>
+__device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange) {
+    wait_for_preceding_kernel();
+    if (route_empty_call(a)) {
+        allow_dependent_launch();
+        return;
+    }
+    const TokenRange range = cta_token_range(a, blockIdx.x);
+    select_tokens_any_width<kShared>(a, sh, warp_token_range(range, threadIdx.x >> 5));
+    const int32_t count = cta_expert_count(a, sh);
+    int32_t total = 0, earlier = 0;
+    exchange(count, &total, &earlier);
+    place_pairs(a, sh, range, total, earlier);
+    write_plan_rest(a, sh, blockIdx.x, gridDim.x);
+    allow_dependent_launch();
+}
+
+}  // namespace alphamoe
+
+#endif
