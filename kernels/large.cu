@@ -1,7 +1,6 @@
 // large: a persistent grid sized to the device. The per-CTA counts are
 // scanned over CTAs by one warp per expert, spread over the whole grid,
 // between two grid barriers; each CTA then reads back only its own column.
-#include "common/grid_barrier.cuh"
 #include "common/kernel_name.cuh"
 #include "common/route_kernel.cuh"
 
@@ -45,13 +44,11 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
     route_kernel_body<kSharedExpert>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+        int32_t *counts = publish_counts_and_wait(a, count);
+        int32_t *totals = counts + workspace_count_words(a.num_experts);
         const int e = threadIdx.x;
         const int cta = blockIdx.x;
         const int num_ctas = gridDim.x;
-        int32_t *counts = workspace_counts(a);
-        int32_t *totals = counts + workspace_count_words(a.num_experts);
-        if (e < a.num_experts) __stcg(counts + e * kMaxGridCtas + cta, count);
-        grid_barrier(a.workspace, num_ctas);
 
         const int warps = num_ctas * kWarpsPerBlock;
         for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.num_experts; x += warps)

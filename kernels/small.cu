@@ -1,7 +1,6 @@
 // small: a cooperative grid, one CTA per slice of tokens. After one grid
 // barrier every CTA sums the per-CTA counts itself: redundant, but cheaper
 // than a second barrier while the grid is small.
-#include "common/grid_barrier.cuh"
 #include "common/kernel_name.cuh"
 #include "common/route_kernel.cuh"
 
@@ -11,12 +10,10 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(small)(const RouteArgs a) {
     __shared__ CtaShared sh;
     route_kernel_body<kSharedExpert>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+        const int32_t *counts = publish_counts_and_wait(a, count);
         const int e = threadIdx.x;
         const int cta = blockIdx.x;
         const int num_ctas = gridDim.x;
-        int32_t *counts = workspace_counts(a);
-        if (e < a.num_experts) __stcg(counts + e * kMaxGridCtas + cta, count);
-        grid_barrier(a.workspace, num_ctas);
         if (e >= a.num_experts) return;
         // Rows are 1 KiB aligned: 16-byte loads, independent so they overlap.
         const int4 *row = reinterpret_cast<const int4 *>(counts + e * kMaxGridCtas);

@@ -23,14 +23,6 @@
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-static void seed_rng(test_rng *rng, uint64_t salt) { rng_seed(rng, test_base_seed() ^ salt); }
-
-static float f_bits(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* ------------------------------------------------------------ the second implementation */
 
 /* qsort has no context argument; the row being ranked lives here. */
@@ -167,15 +159,8 @@ static void describe(const ref_case *c, char *buf, size_t size) {
 }
 
 static alphamoe_router *case_router(const ref_case *c) {
-    alphamoe_params p;
-    memset(&p, 0, sizeof p);
-    p.struct_size = sizeof p;
-    p.num_experts = c->E;
-    p.top_k = c->k;
-    p.block_m = c->bm;
-    p.max_tokens = c->max_tokens;
+    alphamoe_params p = test_params(c->E, c->k, c->bm, c->max_tokens, c->flags);
     p.logits_row_stride = c->stride;
-    p.flags = c->flags;
     alphamoe_router *r = NULL;
     const alphamoe_status s = alphamoe_router_create(&p, &r);
     if (s != ALPHAMOE_OK) {
@@ -289,7 +274,7 @@ static ref_case draw_case(test_rng *rng, int32_t E, int32_t bm, int32_t M) {
 static void test_reference_E_by_block_m(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7001);
+    rng_seed_for_test(&rng, 0x7001);
     for (size_t i = 0; i < COUNT_OF(E_LIST); ++i)
         for (size_t j = 0; j < COUNT_OF(BM_LIST); ++j)
             for (int rep = 0; rep < 2; ++rep) {
@@ -302,7 +287,7 @@ static void test_reference_E_by_block_m(void **state) {
 static void test_reference_token_counts(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7002);
+    rng_seed_for_test(&rng, 0x7002);
     for (size_t i = 0; i < COUNT_OF(M_LIST); ++i)
         for (int rep = 0; rep < 12; ++rep) {
             const ref_case c = draw_case(&rng, E_LIST[rng_below(&rng, COUNT_OF(E_LIST))],
@@ -314,7 +299,7 @@ static void test_reference_token_counts(void **state) {
 static void test_reference_every_k(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7003);
+    rng_seed_for_test(&rng, 0x7003);
     for (int32_t k = 1; k <= ALPHAMOE_MAX_TOP_K; ++k)
         for (int shared = 0; shared < 2; ++shared) {
             if (shared && k < 2) continue;
@@ -334,7 +319,7 @@ static void test_reference_every_k(void **state) {
 static void test_reference_every_pattern(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7004);
+    rng_seed_for_test(&rng, 0x7004);
     for (int pat = 0; pat < LOGITS_PATTERN_COUNT; ++pat)
         for (int rep = 0; rep < 24; ++rep) {
             ref_case c = draw_case(&rng, E_LIST[rng_below(&rng, COUNT_OF(E_LIST))],
@@ -353,7 +338,7 @@ static void test_reference_every_pattern(void **state) {
 static void test_reference_random_shapes(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7005);
+    rng_seed_for_test(&rng, 0x7005);
     for (int i = 0; i < 400; ++i) {
         /* Off-list shapes too: any E, block_m and M. */
         const int32_t E = rng_below(&rng, 2) ? E_LIST[rng_below(&rng, COUNT_OF(E_LIST))]
@@ -370,7 +355,7 @@ static void test_reference_random_shapes(void **state) {
 static void test_reference_large_batches(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7006);
+    rng_seed_for_test(&rng, 0x7006);
     const struct {
         int32_t E, k, bm, M;
     } shapes[] = {{64, 8, 16, 8192}, {256, 8, 64, 4099}, {512, 16, 128, 3000}, {128, 6, 1, 20000}, {8, 2, 256, 20000}};
@@ -398,13 +383,13 @@ typedef struct hand_case {
     unsigned exact; /* bit j: w[j] exact */
 } hand_case;
 
-#define NAN_Q f_bits(0x7FC00000u)
-#define NAN_NEG f_bits(0xFFC00001u)
-#define NAN_PAYLOAD f_bits(0x7FC12345u)
-#define NAN_SIG f_bits(0x7F800001u)
-#define NAN_NEG_SIG f_bits(0xFF800003u)
-#define DENORM f_bits(0x00000004u)
-#define DENORM_NEG f_bits(0x80000004u)
+#define NAN_Q bits_to_float(0x7FC00000u)
+#define NAN_NEG bits_to_float(0xFFC00001u)
+#define NAN_PAYLOAD bits_to_float(0x7FC12345u)
+#define NAN_SIG bits_to_float(0x7F800001u)
+#define NAN_NEG_SIG bits_to_float(0xFF800003u)
+#define DENORM bits_to_float(0x00000004u)
+#define DENORM_NEG bits_to_float(0x80000004u)
 
 static double sm2(double a, double b) { return exp(a) / (exp(a) + exp(b)); } /* weight of a against b */
 
@@ -467,7 +452,7 @@ static void check_hand_case(test_rng *rng, const hand_case *h) {
 static void test_reference_hand_rows(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7007);
+    rng_seed_for_test(&rng, 0x7007);
     const double e1 = sm2(0.0, -1.0); /* softmax weight of x against x - 1 */
     const double third = 1.0 / 3.0;
     const double ex3[3] = {exp(3.0 - 9.0), exp(2.0 - 9.0), 1.0};
@@ -545,7 +530,7 @@ static void test_reference_hand_rows(void **state) {
 static void test_reference_value_order(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x7008);
+    rng_seed_for_test(&rng, 0x7008);
     for (int rep = 0; rep < 300; ++rep) {
         const int32_t E = E_LIST[rng_below(&rng, COUNT_OF(E_LIST))];
         ref_case c = draw_case(&rng, E, BM_LIST[rng_below(&rng, COUNT_OF(BM_LIST))], 1 + (int32_t)rng_below(&rng, 40));
@@ -558,7 +543,8 @@ static void test_reference_value_order(void **state) {
                                           0x7F7FFFFFu, 0xFF7FFFFFu, 0x3F800000u, 0xBF800000u};
         for (int32_t t = 0; t < c.M; ++t)
             for (int32_t e = 0; e < E; ++e)
-                if (rng_below(&rng, 2)) logits[(int64_t)t * stride + e] = f_bits(tricky[rng_below(&rng, COUNT_OF(tricky))]);
+                if (rng_below(&rng, 2))
+                    logits[(int64_t)t * stride + e] = bits_to_float(tricky[rng_below(&rng, COUNT_OF(tricky))]);
         compare_on(&c, logits, 0);
         free(logits);
     }

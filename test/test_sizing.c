@@ -19,15 +19,6 @@
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-static void seed_rng(test_rng *rng, uint64_t salt) { rng_seed(rng, test_base_seed() ^ salt); }
-
-/* Contract section 5, written out independently of the library. */
-static int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
-    const int64_t nonempty = pairs < E ? pairs : E;
-    const int64_t blocks = nonempty + (pairs - nonempty) / block_m;
-    return blocks * block_m;
-}
-
 static int64_t roundup(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static int64_t padded_length(const int32_t *counts, int32_t E, int32_t block_m) {
@@ -37,14 +28,7 @@ static int64_t padded_length(const int32_t *counts, int32_t E, int32_t block_m) 
 }
 
 static alphamoe_router *create_router(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags) {
-    alphamoe_params p;
-    memset(&p, 0, sizeof p);
-    p.struct_size = sizeof p;
-    p.num_experts = E;
-    p.top_k = k;
-    p.block_m = block_m;
-    p.max_tokens = max_tokens;
-    p.flags = flags;
+    const alphamoe_params p = test_params(E, k, block_m, max_tokens, flags);
     alphamoe_router *r = NULL;
     const alphamoe_status s = alphamoe_router_create(&p, &r);
     if (s != ALPHAMOE_OK)
@@ -90,7 +74,7 @@ static void check_sizes(int32_t E, int32_t k, int32_t block_m, int32_t max_token
 static void test_sizes_extents(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x5001);
+    rng_seed_for_test(&rng, 0x5001);
     static const int32_t corner_E[] = {1, 2, 3, 16, 17, 64, 255, 256, 257, 511, 512};
     static const int32_t corner_bm[] = {1, 2, 3, 7, 16, 64, 128, 255, 256};
     static const int32_t corner_T[] = {0, 1, 2, 3, 5, 16, 100, 4096, 65537, 1000000};
@@ -152,7 +136,7 @@ static void test_sizes_errors(void **state) {
 static void test_sizes_zero_tokens(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x5002);
+    rng_seed_for_test(&rng, 0x5002);
     for (int i = 0; i < 50; ++i) {
         const int32_t E = 1 + (int32_t)rng_below(&rng, 512);
         const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
@@ -341,7 +325,7 @@ static void brute(brute_state *st, int32_t E, int32_t pairs, int32_t cap) {
 static void test_capacity_brute_force(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x5003);
+    rng_seed_for_test(&rng, 0x5003);
     int shapes = 0, tight = 0;
     for (int32_t E = 1; E <= BF_MAX_E; ++E)
         for (int32_t k = 1; k <= min_i32(E, BF_MAX_K); ++k)
@@ -528,7 +512,7 @@ static void run_adversarial(test_rng *rng, shape s, int shared) {
 static void test_capacity_adversarial(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x5004);
+    rng_seed_for_test(&rng, 0x5004);
     const shape fixed[] = {
         {512, 2, 16, 3},    /* E > P */
         {512, 16, 256, 7},  /* E > P, block_m > P */

@@ -21,31 +21,18 @@
 
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
-static void seed_rng(test_rng *rng, uint64_t salt) { rng_seed(rng, test_base_seed() ^ salt); }
-
 /* Any pointer the library must not store into *out on failure; it is never
  * dereferenced. */
 static char sentinel_object;
 #define SENTINEL_ROUTER ((alphamoe_router *)(void *)&sentinel_object)
-
-static alphamoe_params base_params(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens) {
-    alphamoe_params p;
-    memset(&p, 0, sizeof p);
-    p.struct_size = sizeof p;
-    p.num_experts = E;
-    p.top_k = k;
-    p.block_m = block_m;
-    p.max_tokens = max_tokens;
-    return p;
-}
 
 /* A random parameter set that is valid in every field, so that changing one
  * field makes exactly that field invalid. */
 static alphamoe_params random_valid_params(test_rng *rng) {
     const int32_t E = 1 + (int32_t)rng_below(rng, ALPHAMOE_MAX_EXPERTS);
     const int32_t k = 1 + (int32_t)rng_below(rng, (uint32_t)min_i32(E, ALPHAMOE_MAX_TOP_K));
-    alphamoe_params p = base_params(E, k, 1 + (int32_t)rng_below(rng, ALPHAMOE_MAX_BLOCK_M),
-                                    (int32_t)rng_below(rng, 200000));
+    alphamoe_params p = test_params(E, k, 1 + (int32_t)rng_below(rng, ALPHAMOE_MAX_BLOCK_M),
+                                    (int32_t)rng_below(rng, 200000), 0u);
     p.logits_row_stride = rng_below(rng, 2) ? 0 : E + (int64_t)rng_below(rng, 1000);
     p.flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
     if (rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_PDL;
@@ -100,7 +87,7 @@ static alphamoe_router *expect_create_ok(const alphamoe_params *p, const char *w
 static void test_create_null_pointers(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1001);
+    rng_seed_for_test(&rng, 0x1001);
     expect_create_status(NULL, ALPHAMOE_ERROR_NULL_POINTER, "params NULL");
     for (int i = 0; i < RANDOM_BASES; ++i) {
         const alphamoe_params p = random_valid_params(&rng);
@@ -111,7 +98,7 @@ static void test_create_null_pointers(void **state) {
 static void test_create_struct_size(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1002);
+    rng_seed_for_test(&rng, 0x1002);
     const size_t small[] = {0, 1, 4, 8, sizeof(alphamoe_params) / 2, sizeof(alphamoe_params) - 4,
                             sizeof(alphamoe_params) - 1};
     for (int i = 0; i < RANDOM_BASES; ++i) {
@@ -126,7 +113,7 @@ static void test_create_struct_size(void **state) {
 static void test_create_num_experts(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1003);
+    rng_seed_for_test(&rng, 0x1003);
     const int32_t bad[] = {0, -1, 513, 1024, INT32_MIN, INT32_MAX};
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
@@ -143,7 +130,7 @@ static void test_create_num_experts(void **state) {
 static void test_create_top_k(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1004);
+    rng_seed_for_test(&rng, 0x1004);
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         p.flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
@@ -156,7 +143,7 @@ static void test_create_top_k(void **state) {
     }
     /* k > E while k <= 16. */
     for (int32_t E = 1; E < 16; ++E) {
-        alphamoe_params p = base_params(E, E + 1, 8, 64);
+        alphamoe_params p = test_params(E, E + 1, 8, 64, 0u);
         expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k > num_experts");
         p.top_k = 16;
         expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k 16 > num_experts");
@@ -166,7 +153,7 @@ static void test_create_top_k(void **state) {
 static void test_create_block_m(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1005);
+    rng_seed_for_test(&rng, 0x1005);
     const int32_t bad[] = {0, -1, 257, 512, INT32_MIN, INT32_MAX};
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
@@ -177,15 +164,10 @@ static void test_create_block_m(void **state) {
     }
 }
 
-static int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
-    const int64_t nonempty = pairs < E ? pairs : E;
-    return (nonempty + (pairs - nonempty) / block_m) * block_m;
-}
-
 static void test_create_max_tokens(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1006);
+    rng_seed_for_test(&rng, 0x1006);
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         p.logits_row_stride = 0;
@@ -206,7 +188,7 @@ static void test_create_max_tokens(void **state) {
 
     /* Pairs fit int32 but the padded capacity does not. */
     {
-        alphamoe_params p = base_params(1, 1, 2, INT32_MAX);
+        alphamoe_params p = test_params(1, 1, 2, INT32_MAX, 0u);
         assert_true(formula_capacity(INT32_MAX, 1, 2) > INT32_MAX);
         expect_create_status(&p, ALPHAMOE_ERROR_MAX_TOKENS, "capacity > INT32_MAX (E=1 bm=2)");
     }
@@ -223,7 +205,7 @@ static void test_create_max_tokens(void **state) {
             if (formula_capacity(mid * k, E, bm) <= INT32_MAX) lo = mid;
             else hi = mid;
         }
-        alphamoe_params p = base_params(E, k, bm, (int32_t)lo);
+        alphamoe_params p = test_params(E, k, bm, (int32_t)lo, 0u);
         alphamoe_router *r = expect_create_ok(&p, "largest max_tokens whose capacity fits");
         alphamoe_router_destroy(r);
         p.max_tokens = (int32_t)hi;
@@ -235,14 +217,14 @@ static void test_create_max_tokens(void **state) {
 static void test_create_shared_expert(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1007);
+    rng_seed_for_test(&rng, 0x1007);
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         p.top_k = 1;
         p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
         expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with k=1");
     }
-    alphamoe_params p = base_params(1, 1, 1, 1);
+    alphamoe_params p = test_params(1, 1, 1, 1, 0u);
     p.flags = ALPHAMOE_FLAG_SHARED_EXPERT;
     expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with E=1 k=1");
 }
@@ -250,7 +232,7 @@ static void test_create_shared_expert(void **state) {
 static void test_create_row_stride(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1008);
+    rng_seed_for_test(&rng, 0x1008);
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         const int32_t E = p.num_experts;
@@ -280,7 +262,7 @@ static void test_create_row_stride(void **state) {
 static void test_create_flags(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x1009);
+    rng_seed_for_test(&rng, 0x1009);
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         const uint32_t valid = p.flags;
@@ -300,7 +282,7 @@ static void test_create_flags(void **state) {
 static void test_create_specialization(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x100A);
+    rng_seed_for_test(&rng, 0x100A);
     const int32_t bad[] = {-1, 4, 5, 100, INT32_MIN, INT32_MAX};
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
@@ -318,7 +300,7 @@ enum { BAD_E, BAD_K, BAD_BM, BAD_MAX, BAD_SHARED, BAD_STRIDE, BAD_FLAGS, BAD_SPE
 static void test_create_combinations(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x100B);
+    rng_seed_for_test(&rng, 0x100B);
     for (int iter = 0; iter < 2000; ++iter) {
         alphamoe_params p = random_valid_params(&rng);
         int bad[BAD_COUNT] = {0};
@@ -391,32 +373,30 @@ static void check_params_round_trip(const alphamoe_params *in, const alphamoe_ro
 static void test_create_valid_boundaries(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x100C);
+    rng_seed_for_test(&rng, 0x100C);
     alphamoe_params cases[64];
     int n = 0;
-    cases[n++] = base_params(1, 1, 1, 1);
-    cases[n++] = base_params(512, 16, 256, 1000);
-    cases[n++] = base_params(16, 16, 64, 100);
-    cases[n++] = base_params(2, 2, 1, 10);
-    cases[n++] = base_params(64, 8, 1, 4096);
-    cases[n++] = base_params(64, 8, 256, 4096);
-    cases[n++] = base_params(64, 8, 16, 0);
-    cases[n++] = base_params(1, 1, 256, 0);
-    cases[n++] = base_params(1, 1, 1, INT32_MAX); /* capacity exactly INT32_MAX */
-    cases[n] = base_params(512, 16, 256, 77);
+    cases[n++] = test_params(1, 1, 1, 1, 0u);
+    cases[n++] = test_params(512, 16, 256, 1000, 0u);
+    cases[n++] = test_params(16, 16, 64, 100, 0u);
+    cases[n++] = test_params(2, 2, 1, 10, 0u);
+    cases[n++] = test_params(64, 8, 1, 4096, 0u);
+    cases[n++] = test_params(64, 8, 256, 4096, 0u);
+    cases[n++] = test_params(64, 8, 16, 0, 0u);
+    cases[n++] = test_params(1, 1, 256, 0, 0u);
+    cases[n++] = test_params(1, 1, 1, INT32_MAX, 0u); /* capacity exactly INT32_MAX */
+    cases[n] = test_params(512, 16, 256, 77, 0u);
     cases[n++].logits_row_stride = 512;
-    cases[n] = base_params(37, 5, 3, 77);
+    cases[n] = test_params(37, 5, 3, 77, 0u);
     cases[n++].logits_row_stride = 37;
-    cases[n] = base_params(37, 5, 3, 77);
+    cases[n] = test_params(37, 5, 3, 77, 0u);
     cases[n++].logits_row_stride = 38;
-    cases[n] = base_params(37, 5, 3, 77);
+    cases[n] = test_params(37, 5, 3, 77, 0u);
     cases[n++].logits_row_stride = 1 << 20;
-    cases[n] = base_params(2, 2, 8, 50);
-    cases[n++].flags = ALPHAMOE_FLAG_SHARED_EXPERT;
-    cases[n] = base_params(512, 16, 8, 50);
-    cases[n++].flags = ALPHAMOE_FLAG_ALL;
+    cases[n++] = test_params(2, 2, 8, 50, ALPHAMOE_FLAG_SHARED_EXPERT);
+    cases[n++] = test_params(512, 16, 8, 50, ALPHAMOE_FLAG_ALL);
     for (int32_t s = ALPHAMOE_SPECIALIZATION_AUTO; s <= ALPHAMOE_SPECIALIZATION_LARGE; ++s) {
-        cases[n] = base_params(8, 2, 16, 300);
+        cases[n] = test_params(8, 2, 16, 300, 0u);
         cases[n++].force_specialization = s;
     }
     while (n < 64) cases[n++] = random_valid_params(&rng);
@@ -430,8 +410,7 @@ static void test_create_valid_boundaries(void **state) {
 
 static void test_get_params(void **state) {
     (void)state;
-    alphamoe_params in = base_params(60, 4, 32, 123);
-    in.flags = ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_SHARED_EXPERT;
+    alphamoe_params in = test_params(60, 4, 32, 123, ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_SHARED_EXPERT);
     in.force_specialization = ALPHAMOE_SPECIALIZATION_SMALL;
     alphamoe_router *r = expect_create_ok(&in, "get_params router");
     check_params_round_trip(&in, r);
@@ -484,7 +463,7 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     memset(fx, 0, sizeof *fx);
     const int32_t E = 1 + (int32_t)rng_below(rng, 300);
     const int32_t k = 1 + (int32_t)rng_below(rng, (uint32_t)min_i32(E, 16));
-    alphamoe_params p = base_params(E, k, 1 + (int32_t)rng_below(rng, 256), 1 + (int32_t)rng_below(rng, 64));
+    alphamoe_params p = test_params(E, k, 1 + (int32_t)rng_below(rng, 256), 1 + (int32_t)rng_below(rng, 64), 0u);
     p.logits_row_stride = rng_below(rng, 2) ? 0 : E + (int64_t)rng_below(rng, 9);
     p.flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
     if (rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_PDL;
@@ -693,7 +672,7 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
 static void test_route_host_rejects(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x2001);
+    rng_seed_for_test(&rng, 0x2001);
     for (int i = 0; i < 30; ++i) {
         fixture fx;
         fixture_init(&fx, &rng);
@@ -711,7 +690,7 @@ static void test_route_host_rejects(void **state) {
 static void test_route_device_rejects(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x2002);
+    rng_seed_for_test(&rng, 0x2002);
     for (int i = 0; i < 30; ++i) {
         fixture fx;
         fixture_init(&fx, &rng);
@@ -725,7 +704,7 @@ static void test_route_device_rejects(void **state) {
 static void test_route_host_empty_batch(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x2003);
+    rng_seed_for_test(&rng, 0x2003);
     for (int i = 0; i < 30; ++i) {
         fixture fx;
         fixture_init(&fx, &rng);
@@ -758,11 +737,11 @@ static void test_route_host_empty_batch(void **state) {
 static void test_route_host_zero_capacity(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x2004);
+    rng_seed_for_test(&rng, 0x2004);
     for (int i = 0; i < 20; ++i) {
         const int32_t E = 1 + (int32_t)rng_below(&rng, 512);
         const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
-        alphamoe_params p = base_params(E, k, 1 + (int32_t)rng_below(&rng, 256), 0);
+        alphamoe_params p = test_params(E, k, 1 + (int32_t)rng_below(&rng, 256), 0, 0u);
         p.flags = rng_below(&rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
         alphamoe_router *r = expect_create_ok(&p, "zero-capacity router");
         alphamoe_sizes z;
@@ -918,7 +897,7 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
 static void test_select_sweep(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x3001);
+    rng_seed_for_test(&rng, 0x3001);
     const alphamoe_device_attributes h200 = device_attrs(90, 132, 1, 1);
     for (int shared = 0; shared < 2; ++shared) {
         for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
@@ -966,7 +945,7 @@ static void expect_select_status(const alphamoe_router *r, int32_t M, const alph
 static void test_select_no_cooperative_launch(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x3002);
+    rng_seed_for_test(&rng, 0x3002);
     const alphamoe_device_attributes d = device_attrs(90, 132, 1, 0);
     for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
         alphamoe_router *r = make_router(64, 8, 16, SWEEP_MAX, 0u, forced);
@@ -997,7 +976,7 @@ static void test_select_no_cooperative_launch(void **state) {
 static void test_select_errors(void **state) {
     (void)state;
     test_rng rng;
-    seed_rng(&rng, 0x3003);
+    rng_seed_for_test(&rng, 0x3003);
     alphamoe_router *r = make_router(64, 4, 16, 5000, 0u, ALPHAMOE_SPECIALIZATION_AUTO);
     const int32_t no_image_cc[] = {80, 120, 75, 86, 89, 70};
     for (size_t i = 0; i < sizeof no_image_cc / sizeof no_image_cc[0]; ++i) {

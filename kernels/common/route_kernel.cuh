@@ -5,6 +5,7 @@
 #define ALPHAMOE_KERNELS_ROUTE_KERNEL_CUH
 
 #include "common/dependent_launch.cuh"
+#include "common/grid_barrier.cuh"
 #include "common/route_cta.cuh"
 
 namespace alphamoe {
@@ -12,6 +13,16 @@ namespace alphamoe {
 // Per-CTA expert counts in the workspace: counts[e * kMaxGridCtas + cta].
 __device__ __forceinline__ int32_t *workspace_counts(const RouteArgs &a) {
     return reinterpret_cast<int32_t *>(a.workspace + kWsHeaderWords);
+}
+
+// Cooperative grids: publishes this CTA's count of expert threadIdx.x and
+// waits until every CTA has. Returns the table, counts[e * kMaxGridCtas + cta].
+__device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, int32_t count) {
+    int32_t *counts = workspace_counts(a);
+    if (static_cast<int>(threadIdx.x) < a.num_experts)
+        __stcg(counts + threadIdx.x * kMaxGridCtas + blockIdx.x, count);
+    grid_barrier(a.workspace, gridDim.x);
+    return counts;
 }
 
 // exchange(count, &total, &earlier) runs in every thread; in thread e < E,

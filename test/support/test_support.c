@@ -43,9 +43,11 @@ uint64_t test_base_seed(void) {
     return seed;
 }
 
-static float bits_to_float(uint32_t u) {
+void rng_seed_for_test(test_rng *rng, uint64_t salt) { rng_seed(rng, test_base_seed() ^ salt); }
+
+float bits_to_float(uint32_t bits) {
     float f;
-    memcpy(&f, &u, sizeof f);
+    memcpy(&f, &bits, sizeof f);
     return f;
 }
 
@@ -316,16 +318,30 @@ done:
     return rc;
 }
 
-alphamoe_router *make_router(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags,
-                             int32_t force_specialization) {
+/* -------------------------------------------------------------- routers */
+
+alphamoe_params test_params(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags) {
     alphamoe_params p;
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
     p.num_experts = E;
     p.top_k = k;
     p.block_m = block_m;
-    p.max_tokens = max_tokens > 0 ? max_tokens : 1;
+    p.max_tokens = max_tokens;
     p.flags = flags;
+    p.force_specialization = ALPHAMOE_SPECIALIZATION_AUTO;
+    return p;
+}
+
+int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
+    const int64_t nonempty = pairs < E ? pairs : E;
+    const int64_t blocks = nonempty + (pairs - nonempty) / block_m;
+    return blocks * block_m;
+}
+
+alphamoe_router *make_router(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags,
+                             int32_t force_specialization) {
+    alphamoe_params p = test_params(E, k, block_m, max_tokens > 0 ? max_tokens : 1, flags);
     p.force_specialization = force_specialization;
     alphamoe_router *r = NULL;
     const alphamoe_status s = alphamoe_router_create(&p, &r);

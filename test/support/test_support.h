@@ -20,8 +20,13 @@ float rng_uniform(test_rng *rng, float lo, float hi);
 /* The run's base seed: $ALPHAMOE_TEST_SEED if set, else drawn from the
  * clock; printed once so a failure can be replayed. */
 uint64_t test_base_seed(void);
+/* Seeds rng from the run's base seed and a salt of the test's own, so each
+ * test draws its own stream and still replays from the one printed seed. */
+void rng_seed_for_test(test_rng *rng, uint64_t salt);
 
 /* ---- logits ---- */
+float bits_to_float(uint32_t bits);
+
 typedef enum logit_pattern {
     LOGITS_RANDOM,      /* uniform in [-8, 8) */
     LOGITS_QUANTIZED,   /* a few distinct values per row: heavy ties */
@@ -75,6 +80,15 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
  * any reference): ids distinct and in range, weights in [0, 1], groups
  * sorted, padded, consistent with counts. Returns 0 when valid. */
 int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size);
+
+/* ---- routers ---- */
+/* Parameters for the given shape: no row stride (rows of E logits), the
+ * library's choice of specialization, every other field zero. */
+alphamoe_params test_params(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags);
+
+/* The plan capacity of contract section 5, written out independently of
+ * the library: what alphamoe_router_sizes must report for sorted_token_ids. */
+int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m);
 
 /* A router for the given shape (max_tokens = M, or 1 when M == 0).
  * Aborts on failure: tests build only valid shapes with it. */

@@ -1,0 +1,58 @@
+/*
+ * The command line of alphamoe-route: its options, the model presets they
+ * start from, and the usage text shown for --help and for every mistake.
+ */
+#ifndef ALPHAMOE_BENCH_CLI_OPTIONS_H
+#define ALPHAMOE_BENCH_CLI_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PROG "alphamoe-route"
+
+#define EXIT_USAGE 2
+#define PARSE_HELP (-1)
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+typedef struct preset {
+    const char *name;
+    int32_t experts;
+    int32_t top_k;
+} preset;
+
+typedef struct options {
+    const preset *preset;
+    int32_t experts; /* 0: the preset's */
+    int32_t top_k;   /* 0: the preset's */
+    int32_t tokens;
+    bool tokens_given;
+    int32_t block_m;
+    uint32_t flags;
+    uint64_t seed;
+    const char *input;
+    const char *output;
+    int32_t specialization;
+    bool host;
+    int32_t repeat;
+    int32_t device;
+} options;
+
+void default_options(options *o);
+
+/* Accepts "--name value" and "--name=value". Returns 0, PARSE_HELP, or
+ * EXIT_USAGE after printing why. */
+int parse_args(int argc, char **argv, options *o);
+
+void print_usage(FILE *f);
+
+/* Prints the message and the usage text to stderr; returns EXIT_USAGE, so
+ * that a caller can return its answer as the exit status. */
+int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+#endif

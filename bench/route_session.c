@@ -1,0 +1,159 @@
+#include "route_session.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+
+size_t alloc_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
+
+void output_slots(output_set *s, const alphamoe_sizes *z, buffer_slot slots[OUTPUT_COUNT]) {
+    slots[0] = (buffer_slot){(void **)&s->topk_ids, alloc_bytes(z->topk_ids.bytes)};
+    slots[1] = (buffer_slot){(void **)&s->topk_weights, alloc_bytes(z->topk_weights.bytes)};
+    slots[2] = (buffer_slot){(void **)&s->sorted_token_ids, alloc_bytes(z->sorted_token_ids.bytes)};
+    slots[3] = (buffer_slot){(void **)&s->expert_ids, alloc_bytes(z->expert_ids.bytes)};
+    slots[4] = (buffer_slot){(void **)&s->num_tokens_post_padded, alloc_bytes(z->num_tokens_post_padded.bytes)};
+    slots[5] = (buffer_slot){(void **)&s->expert_counts, alloc_bytes(z->expert_counts.bytes)};
+    slots[6] = (buffer_slot){(void **)&s->expert_offsets, alloc_bytes(z->expert_offsets.bytes)};
+}
+
+int host_outputs_alloc(output_set *s, const alphamoe_sizes *z) {
+    buffer_slot slots[OUTPUT_COUNT];
+    output_slots(s, z, slots);
+    for (int i = 0; i < OUTPUT_COUNT; ++i) {
+        *slots[i].ptr = calloc(slots[i].bytes, 1);
+        if (*slots[i].ptr == NULL) {
+            fprintf(stderr, PROG ": out of host memory (%zu bytes)\n", slots[i].bytes);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void host_outputs_free(output_set *s) {
+    free(s->topk_ids);
+    free(s->topk_weights);
+    free(s->sorted_token_ids);
+    free(s->expert_ids);
+    free(s->num_tokens_post_padded);
+    free(s->expert_counts);
+    free(s->expert_offsets);
+    memset(s, 0, sizeof(*s));
+}
+
+alphamoe_buffers buffers_for(const output_set *s, const alphamoe_sizes *z, void *workspace,
+                             size_t workspace_bytes) {
+    alphamoe_buffers b;
+    memset(&b, 0, sizeof(b));
+    b.struct_size = sizeof(b);
+    b.topk_ids = s->topk_ids;
+    b.topk_weights = s->topk_weights;
+    b.sorted_token_ids = s->sorted_token_ids;
+    b.expert_ids = s->expert_ids;
+    b.num_tokens_post_padded = s->num_tokens_post_padded;
+    b.expert_counts = s->expert_counts;
+    b.expert_offsets = s->expert_offsets;
+    b.sorted_token_ids_capacity = z->sorted_token_ids.elements;
+    b.expert_ids_capacity = z->expert_ids.elements;
+    b.workspace = workspace;
+    b.workspace_bytes = workspace_bytes;
+    return b;
+}
+
+void session_release(session *s) {
+    free(s->logits);
+    alphamoe_router_destroy(s->router);
+    host_outputs_free(&s->reference);
+    host_outputs_free(&s->gpu);
+    free(s->samples);
+    memset(s, 0, sizeof(*s));
+}
+
+int64_t pair_count(const session *s) {
+    return (int64_t)s->opt.tokens * s->params.top_k;
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1): 24 random bits are exactly what a float holds. */
+int random_logits(session *s) {
+    const size_t n = (size_t)s->opt.tokens * (size_t)s->params.num_experts;
+    s->logits = malloc((n > 0 ? n : 1) * sizeof(float));
+    if (s->logits == NULL) {
+        fprintf(stderr, PROG ": out of host memory for %zu logits\n", n);
+        return -1;
+    }
+    uint64_t state = s->opt.seed;
+    for (size_t i = 0; i < n; ++i)
+        s->logits[i] = (float)(splitmix64(&state) >> 40) * 0x1.0p-23f - 1.0f;
+    return 0;
+}
+
+int load_input(session *s) {
+    options *o = &s->opt;
+    char err[512];
+    int64_t rows = 0, cols = 0;
+    if (npy_read_f32_2d(o->input, &s->logits, &rows, &cols, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    if (cols == 0) {
+        fprintf(stderr, PROG ": %s: rows have no experts (shape [%" PRId64 ", 0])\n", o->input, rows);
+        return 1;
+    }
+    if (o->experts != 0 && cols != o->experts)
+        return usage_error("%s has %" PRId64 " experts per row but --experts is %" PRId32, o->input, cols,
+                           o->experts);
+    if (o->tokens_given && rows != o->tokens)
+        return usage_error("%s has %" PRId64 " tokens but --tokens is %" PRId32, o->input, rows, o->tokens);
+    o->tokens = (int32_t)rows;
+    o->experts = (int32_t)cols;
+    return 0;
+}
+
+int create_router(session *s) {
+    const options *o = &s->opt;
+    alphamoe_params p;
+    memset(&p, 0, sizeof(p));
+    p.struct_size = sizeof(p);
+    p.num_experts = o->experts ? o->experts : o->preset->experts;
+    p.top_k = o->top_k ? o->top_k : o->preset->top_k;
+    p.block_m = o->block_m;
+    p.max_tokens = o->tokens;
+    p.flags = o->flags;
+    p.force_specialization = o->specialization;
+    const alphamoe_status st = alphamoe_router_create(&p, &s->router);
+    if (st != ALPHAMOE_OK)
+        return usage_error("invalid routing parameters (E=%" PRId32 ", k=%" PRId32 ", block_m=%" PRId32
+                           ", M=%" PRId32 "): %s",
+                           p.num_experts, p.top_k, p.block_m, p.max_tokens, alphamoe_status_string(st));
+    s->params.struct_size = sizeof(s->params);
+    s->sizes.struct_size = sizeof(s->sizes);
+    AMOE_CHECK(alphamoe_router_get_params(s->router, &s->params));
+    AMOE_CHECK(alphamoe_router_sizes(s->router, &s->sizes));
+    return 0;
+}
+
+int route_reference(session *s) {
+    const alphamoe_buffers b = buffers_for(&s->reference, &s->sizes, NULL, 0);
+    AMOE_CHECK(alphamoe_route_host(s->router, s->opt.tokens, s->logits, &b));
+    return 0;
+}
+
+static int compare_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void print_timing(double *samples, int32_t n, const char *what) {
+    qsort(samples, (size_t)n, sizeof(double), compare_double);
+    const double median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    printf("time:           median %.2f us, min %.2f us over %" PRId32 " calls\n", median, samples[0], n);
+    printf("                (%s)\n", what);
+}

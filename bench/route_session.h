@@ -1,0 +1,79 @@
+/*
+ * The state of one alphamoe-route run and the steps on it that need no GPU:
+ * the logits (random or from a file), the router, the output buffers, the
+ * host reference call and the timing summary.
+ */
+#ifndef ALPHAMOE_BENCH_ROUTE_SESSION_H
+#define ALPHAMOE_BENCH_ROUTE_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "alphamoe/router.h"
+#include "cli_options.h"
+
+/* One set of route outputs; the pointers are host or device memory
+ * depending on who allocated the set. */
+typedef struct output_set {
+    int32_t *topk_ids;
+    float *topk_weights;
+    int32_t *sorted_token_ids;
+    int32_t *expert_ids;
+    int32_t *num_tokens_post_padded;
+    int32_t *expert_counts;
+    int32_t *expert_offsets;
+} output_set;
+
+#define OUTPUT_COUNT 7
+
+typedef struct buffer_slot {
+    void **ptr;
+    size_t bytes;
+} buffer_slot;
+
+typedef struct session {
+    options opt;
+    float *logits; /* host, [M, E] */
+    alphamoe_router *router;
+    alphamoe_params params; /* as the router normalized them */
+    alphamoe_sizes sizes;
+    output_set reference; /* alphamoe_route_host */
+    output_set gpu;       /* alphamoe_route, copied back */
+    double *samples;      /* per-call times, microseconds */
+} session;
+
+#define AMOE_CHECK(call)                                                                       \
+    do {                                                                                       \
+        const alphamoe_status status_ = (call);                                                \
+        if (status_ != ALPHAMOE_OK) {                                                          \
+            fprintf(stderr, PROG ": %s failed: %s\n", #call, alphamoe_status_string(status_)); \
+            return -1;                                                                         \
+        }                                                                                      \
+    } while (0)
+
+/* Zero-sized outputs (M == 0) still get a few bytes: the required
+ * pointers must not be NULL even when nothing is written through them. */
+size_t alloc_bytes(int64_t bytes);
+void output_slots(output_set *s, const alphamoe_sizes *z, buffer_slot slots[OUTPUT_COUNT]);
+int host_outputs_alloc(output_set *s, const alphamoe_sizes *z);
+alphamoe_buffers buffers_for(const output_set *s, const alphamoe_sizes *z, void *workspace,
+                             size_t workspace_bytes);
+
+void session_release(session *s);
+int64_t pair_count(const session *s);
+
+/* Uniform in [-1, 1) from --seed. */
+int random_logits(session *s);
+/* Takes M and E from the file. Returns 0, EXIT_USAGE when the file
+ * contradicts an explicit option, or 1 when it cannot be used. */
+int load_input(session *s);
+/* Parameters the library rejects are argument errors of this command. */
+int create_router(session *s);
+
+int route_reference(session *s);
+
+/* Sorts the samples (microseconds) and prints their median and minimum. */
+void print_timing(double *samples, int32_t n, const char *what);
+
+#endif
