@@ -18,10 +18,16 @@
 
 namespace alphamoe {
 
+// Chosen ids a warp keeps for the placement phase, so that phase does not
+// read them back from global memory; pairs beyond these are read back.
+constexpr int kPairIdsPerWarp = 128;
+
 struct CtaShared {
     // Per warp and expert: pairs counted in phase 1, then the warp's running
     // position inside the CTA's share of the expert's group.
     int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
+    // The warp's chosen ids in pair order, from the first pair of its range.
+    int32_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
     int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
     int32_t total[kMaxExperts];       // pairs per expert over the whole call
@@ -59,35 +65,61 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
     return true;
 }
 
+__device__ __forceinline__ const float *token_row(const RouteArgs &a, int32_t t) {
+    return a.logits + static_cast<int64_t>(t) * a.row_stride;
+}
+
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// count its pairs per expert.
+// count its pairs per expert. The next token's logits are loaded while the
+// current one is ranked, so a warp always has a row in flight.
 template <int S, bool kShared>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
-    const int n_candidates = kShared ? a.num_experts - 1 : a.num_experts;
+    const int shared_id = a.num_experts - 1;
+    const int n_candidates = kShared ? shared_id : a.num_experts;
     const int n_select = kShared ? k - 1 : k;
-    int32_t *counts = sh.warp_counts[warp];
-    for (int e = lane; e < a.num_experts; e += 32) counts[e] = 0;
+    const bool any = range.begin < range.end;
+    RowSlice<S> next;
+    float next_shared = 0.0f;
+    if (any) {  // first, so the loads overlap the clearing below
+        next = load_row_slice<S>(token_row(a, range.begin), n_candidates, lane);
+        if (kShared) next_shared = __ldg(token_row(a, range.begin) + shared_id);
+    }
+    for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
+    if (!any) return;
     for (int32_t t = range.begin; t < range.end; ++t) {
-        const float *row = a.logits + static_cast<int64_t>(t) * a.row_stride;
+        const RowSlice<S> current = next;
+        const float shared_logit = next_shared;
+        if (t + 1 < range.end) {
+            next = load_row_slice<S>(token_row(a, t + 1), n_candidates, lane);
+            if (kShared) next_shared = __ldg(token_row(a, t + 1) + shared_id);
+        }
+        uint32_t key[S];
+        row_keys(current, n_candidates, lane, key);
         int32_t id = 0;
-        uint32_t key = kNoCandidateKey;
-        warp_select_topk<S>(row, n_candidates, n_select, lane, id, key);
-        float logit = key_value(key);
-        if (kShared && lane == k - 1) {
-            id = a.num_experts - 1;
-            logit = row[id];
+        uint32_t chosen_key = kNoCandidateKey, first_key;
+        warp_rank_keys<S>(key, n_select, lane, id, chosen_key, first_key);
+        float logit = key_value(chosen_key);
+        float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
+        if (kShared) {
+            if (lane == k - 1) {
+                id = shared_id;
+                logit = shared_logit;
+            }
+            largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
         }
         const bool active = lane < k;
-        const float weight = warp_gate_weight(logit, active);
+        const float weight = warp_gate_weight(logit, active, largest);
         if (active) {
             const int64_t p = static_cast<int64_t>(t) * k + lane;
             a.topk_ids[p] = id;
             a.topk_weights[p] = weight;
-            counts[id] += 1;  // ids of one token are distinct: no conflict
+            sh.warp_counts[warp][id] += 1;  // ids of one token are distinct: no conflict
+            const int64_t j = static_cast<int64_t>(t - range.begin) * k + lane;
+            if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = id;
         }
         __syncwarp();
     }
@@ -153,8 +185,9 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     for (int32_t t = range.begin; t < range.end; ++t) {
         if (lane < k) {
             const int32_t p = t * k + lane;
-            // Written by this same thread in phase 1.
-            const int32_t id = a.topk_ids[p];
+            const int32_t j = (t - range.begin) * k + lane;
+            // Both written by this same thread in phase 1.
+            const int32_t id = j < kPairIdsPerWarp ? sh.pair_ids[warp][j] : a.topk_ids[p];
             const int32_t pos = sh.base[id] + running[id];
             running[id] += 1;
             a.sorted_token_ids[pos] = p;
@@ -162,21 +195,6 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
         }
         __syncwarp();
     }
-}
-
-// Last expert e with offset[e] <= pos: the nonempty group holding pos
-// (empty groups share their successor's offset and come before it).
-__device__ __forceinline__ int32_t expert_of_position(const CtaShared &sh, int32_t num_experts,
-                                                      int32_t pos) {
-    int32_t lo = 0, hi = num_experts - 1;
-    while (lo < hi) {
-        const int32_t mid = (lo + hi + 1) >> 1;
-        if (sh.offset[mid] <= pos)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
 }
 
 // Everything of the plan that is not a pair position, spread over the grid:
@@ -193,13 +211,22 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     const int64_t warp = thread >> 5;
     const int64_t warps = threads >> 5;
 
-    for (int64_t e = warp; e < E; e += warps) {
-        for (int32_t pos = sh.offset[e] + sh.total[e] + lane; pos < sh.offset[e + 1]; pos += 32)
+    // Expert e's padding and block ids: a warp per expert when the grid has
+    // a warp for every expert, else a thread per expert.
+    const bool warp_per_expert = warps >= E;
+    const int64_t group = warp_per_expert ? warp : thread;
+    const int64_t groups = warp_per_expert ? warps : threads;
+    const int32_t step = warp_per_expert ? 32 : 1;
+    const int32_t first = warp_per_expert ? lane : 0;
+    for (int64_t e = group; e < E; e += groups) {
+        const int32_t begin = sh.offset[e];
+        const int32_t end = sh.offset[e + 1];
+        for (int32_t pos = begin + sh.total[e] + first; pos < end; pos += step)
             a.sorted_token_ids[pos] = sentinel;
+        for (int32_t b = begin / bm + first; b < end / bm; b += step)
+            a.expert_ids[b] = static_cast<int32_t>(e);
     }
     const int32_t live_blocks = live_length / bm;
-    for (int64_t b = thread; b < live_blocks; b += threads)
-        a.expert_ids[b] = expert_of_position(sh, E, static_cast<int32_t>(b) * bm);
     for (int64_t e = thread; e < E; e += threads) {
         if (a.expert_counts) a.expert_counts[e] = sh.total[e];
         if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];

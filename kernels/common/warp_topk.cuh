@@ -1,5 +1,9 @@
 // One warp ranks one token's experts and computes the gate weights of the
 // chosen ones (contract sections 3 and 4).
+//
+// Each lane holds the keys of experts lane, lane + 32, ..., lane + 32 (S-1):
+// coalesced loads, and inside a lane a larger slot is a larger expert id, so
+// an argmax that keeps the lower slot on equal keys keeps the lower id.
 #ifndef ALPHAMOE_KERNELS_WARP_TOPK_CUH
 #define ALPHAMOE_KERNELS_WARP_TOPK_CUH
 
@@ -12,74 +16,108 @@ namespace alphamoe {
 
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// Each lane holds the keys of experts lane, lane + 32, ..., lane + 32 (S-1):
-// coalesced loads, and inside a lane a larger slot index is a larger expert
-// id, so a strict ">" scan keeps the lowest id among equal keys.
-// Returns, in lane r < n_select, the r-th ranked expert and its key.
+// A token's logits as this lane holds them, read straight from memory.
 template <int S>
-__device__ __forceinline__ void warp_select_topk(const float *__restrict__ row, int n_candidates,
-                                                 int n_select, int lane, int32_t &id_out,
-                                                 uint32_t &key_out) {
-    uint32_t key[S];
+struct RowSlice {
+    float value[S];
+};
+
+// Issues every load of the slice before any is used, so they are all in
+// flight at once. Slots past the candidates read the last candidate again
+// (same cache line, always inside the row) and are masked out by row_keys.
+template <int S>
+__device__ __forceinline__ RowSlice<S> load_row_slice(const float *__restrict__ row, int n_candidates,
+                                                       int lane) {
+    RowSlice<S> s;
 #pragma unroll
-    for (int i = 0; i < S; ++i) {
-        const int e = i * 32 + lane;
-        key[i] = e < n_candidates ? ordered_key(row[e]) : kNoCandidateKey;
-    }
-    uint32_t best = key[0];
-    int best_slot = 0;
+    for (int i = 0; i < S; ++i) s.value[i] = __ldg(row + min(i * 32 + lane, n_candidates - 1));
+    return s;
+}
+
+template <int S>
+__device__ __forceinline__ void row_keys(const RowSlice<S> &s, int n_candidates, int lane,
+                                         uint32_t (&key)[S]) {
 #pragma unroll
-    for (int i = 1; i < S; ++i) {
-        if (key[i] > best) {
-            best = key[i];
-            best_slot = i;
-        }
+    for (int i = 0; i < S; ++i)
+        key[i] = i * 32 + lane < n_candidates ? ordered_key(s.value[i]) : kNoCandidateKey;
+}
+
+// Argmax over key[kLo, kLo + kN), the lower slot winning ties: a balanced
+// tree, so its depth is log2(S) rather than S.
+template <int kLo, int kN, int S>
+__device__ __forceinline__ void slot_argmax(const uint32_t (&key)[S], uint32_t &best, int &slot) {
+    if constexpr (kN == 1) {
+        best = key[kLo];
+        slot = kLo;
+    } else {
+        uint32_t left, right;
+        int left_slot, right_slot;
+        slot_argmax<kLo, kN / 2>(key, left, left_slot);
+        slot_argmax<kLo + kN / 2, kN - kN / 2>(key, right, right_slot);
+        const bool take_right = right > left;
+        best = take_right ? right : left;
+        slot = take_right ? right_slot : left_slot;
     }
+}
+
+// Ranks the keys; lane r < n_select receives the r-th expert and its key,
+// every lane the first-ranked key.
+// A round takes the warp's largest key (REDUX); when a single lane holds it,
+// as for almost all real logits, that lane is the winner without a second
+// reduction; equal keys in several lanes fall back to the lowest id.
+template <int S>
+__device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
+                                               int32_t &id_out, uint32_t &key_out,
+                                               uint32_t &first_key) {
+    uint32_t best;
+    int best_slot;
+    slot_argmax<0, S>(key, best, best_slot);
+    first_key = kNanKey;
     for (int r = 0; r < n_select; ++r) {
-        // Highest key first; among lanes holding it, the lowest expert id.
         const uint32_t top = __reduce_max_sync(kFullMask, best);
-        const uint32_t mine = best == top ? static_cast<uint32_t>(best_slot * 32 + lane) : 0xffffffffu;
-        const uint32_t winner = __reduce_min_sync(kFullMask, mine);
+        const bool holds_top = best == top;
+        const uint32_t holders = __ballot_sync(kFullMask, holds_top);
+        int winner_lane, winner_id;
+        if ((holders & (holders - 1u)) == 0u) {
+            winner_lane = __ffs(holders) - 1;
+            winner_id = __shfl_sync(kFullMask, best_slot, winner_lane) * 32 + winner_lane;
+        } else {
+            const uint32_t mine = holds_top ? static_cast<uint32_t>(best_slot * 32 + lane) : 0xffffffffu;
+            winner_id = static_cast<int>(__reduce_min_sync(kFullMask, mine));
+            winner_lane = winner_id & 31;
+        }
+        if (r == 0) first_key = top;
         if (lane == r) {
-            id_out = static_cast<int32_t>(winner);
+            id_out = winner_id;
             key_out = top;
         }
-        if ((winner & 31u) == static_cast<uint32_t>(lane)) {
+        if (lane == winner_lane) {
 #pragma unroll
             for (int i = 0; i < S; ++i)
                 if (i == best_slot) key[i] = kNoCandidateKey;
-            best = key[0];
-            best_slot = 0;
-#pragma unroll
-            for (int i = 1; i < S; ++i) {
-                if (key[i] > best) {
-                    best = key[i];
-                    best_slot = i;
-                }
-            }
+            slot_argmax<0, S>(key, best, best_slot);
         }
     }
 }
 
 // Renormalized softmax over the chosen logits, one per active lane, with the
-// contract's non-finite rules. Every lane of the warp must call it. The
-// butterfly sums give every lane the same bits, so the result depends only
-// on the logits and their slots.
-__device__ __forceinline__ float warp_gate_weight(float logit, bool active) {
+// contract's non-finite rules. `largest` is the largest chosen logit that is
+// not NaN (NaN when every chosen logit is NaN), the same in every lane. Every
+// lane of the warp must call it. Chosen lanes are 0..k-1 with k <= 16, so a
+// butterfly over 16 lanes sums them, and it gives every lane the same bits
+// (float addition commutes), so a weight depends only on the logits.
+__device__ __forceinline__ float warp_gate_weight(float logit, bool active, float largest) {
     const bool counted = active && !isnan(logit);
-    float m = counted ? logit : -INFINITY;
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
-    if (m == INFINITY) {
+    if (largest == INFINITY) {
         const bool is_inf = counted && logit == INFINITY;
         const int n_inf = __popc(__ballot_sync(kFullMask, is_inf));
         return is_inf ? 1.0f / static_cast<float>(n_inf) : 0.0f;
     }
-    if (m == -INFINITY) return 0.0f;  // every chosen logit is -inf or NaN
-    const float e = counted ? expf(logit - m) : 0.0f;
+    if (!(largest > -INFINITY)) return 0.0f;  // every chosen logit is -inf or NaN
+    const float e = counted ? expf(logit - largest) : 0.0f;
     float sum = e;
 #pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
+    for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
     return e / sum;
 }
 
