@@ -68,7 +68,7 @@ static void csv_pdl_row(FILE *f, const char *kind, const bench_shape *s, const r
             (int)s->block_m, s->shared ? 1 : 0);
     csv_stats(f, st);
     fprintf(f, ",");
-    if (graph_us > 0.0) fprintf(f, "%.4f", graph_us);
+    if (graph_us >= 0.0) fprintf(f, "%.4f", graph_us);
     fprintf(f, ",,,,,,,,,\n");
 }
 
@@ -92,7 +92,7 @@ int write_csv(const bench_run *run, const char *path) {
     for (int32_t i = 0; i < run->shape_count; ++i) csv_shape(f, &run->shapes[i]);
     for (int32_t i = 0; i < run->pdl_count; ++i) {
         const pdl_result *p = &run->pdl[i];
-        csv_pdl_row(f, "pdl_producer", p->shape, &p->producer, 0.0);
+        csv_pdl_row(f, "pdl_producer", p->shape, &p->producer, GRAPH_NOT_MEASURED);
         csv_pdl_row(f, "pdl_serial", p->shape, &p->serial, p->graph_serial_us);
         csv_pdl_row(f, "pdl_dependent", p->shape, &p->dependent, p->graph_dependent_us);
     }
@@ -111,6 +111,12 @@ static void json_string(FILE *f, const char *s) {
         else fputc(c, f);
     }
     fputc('"', f);
+}
+
+/* A figure that may be missing (negative): null. */
+static void json_optional(FILE *f, double v) {
+    if (v >= 0.0) fprintf(f, "%.4f", v);
+    else fprintf(f, "null");
 }
 
 static void json_stats(FILE *f, const char *key, const round_stats *s) {
@@ -182,8 +188,11 @@ static void json_pdl(FILE *f, const pdl_result *p) {
     json_stats(f, "serial", &p->serial);
     fprintf(f, ", ");
     json_stats(f, "dependent", &p->dependent);
-    fprintf(f, ", \"gain_us\": %.4f, \"graph_serial_us\": %.4f, \"graph_dependent_us\": %.4f}",
-            p->serial.median_us - p->dependent.median_us, p->graph_serial_us, p->graph_dependent_us);
+    fprintf(f, ", \"gain_us\": %.4f, \"graph_serial_us\": ", p->serial.median_us - p->dependent.median_us);
+    json_optional(f, p->graph_serial_us);
+    fprintf(f, ", \"graph_dependent_us\": ");
+    json_optional(f, p->graph_dependent_us);
+    fprintf(f, "}");
 }
 
 static void json_sweep_point(FILE *f, const sweep_point *p) {

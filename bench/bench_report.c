@@ -55,7 +55,7 @@ void print_run_header(const bench_run *run) {
 }
 
 static void print_floor_line(const char *what, const round_stats *s) {
-    printf("  %-52s %8.2f us  (%.2f..%.2f)\n", what, s->median_us, s->spread_min_us, s->spread_max_us);
+    printf("  %-56s %8.2f us  (%.2f..%.2f)\n", what, s->median_us, s->spread_min_us, s->spread_max_us);
 }
 
 void print_floors(const bench_run *run) {
@@ -88,13 +88,13 @@ static void print_shape_row(const shape_result *r) {
     if (r->shared_check != CHECK_NONE)
         snprintf(shared, sizeof(shared), "%+.1f%%", 100.0 * (r->kernel.median_us / r->routed_us - 1.0));
     else snprintf(shared, sizeof(shared), "-");
-    printf("%-26s %-6s %5d %9.2f %-13s %9.2f %-9s %8.2f %6.2f %-16s %7s %-18s %s\n", s->name,
+    printf("%-26s %-6s %5d %9.2f %-13s %10.2f %-9s %8.2f %6.2f %-16s %7s %-18s %s\n", s->name,
            spec_name(r->selection.specialization), (int)r->selection.grid_ctas, r->kernel.median_us, spread,
            r->graph_per_call_us, r->floor_name, r->floor_us, r->ratio, target, shared, verdict, stock);
 }
 
 void print_shape_table(const bench_run *run) {
-    printf("\n%-26s %-6s %5s %9s %-13s %9s %-9s %8s %6s %-16s %7s %-18s %s\n", "shape", "spec", "grid", "kernel us",
+    printf("\n%-26s %-6s %5s %9s %-13s %10s %-9s %8s %6s %-16s %7s %-18s %s\n", "shape", "spec", "grid", "kernel us",
            "spread", "graph/call", "floor", "floor us", "ratio", "target", "shared", "verdict", "stock us (speedup)");
     for (int32_t i = 0; i < run->shape_count; ++i) print_shape_row(&run->shapes[i]);
     printf("ratio = kernel / the bounding floor (the largest of: empty kernel; grid barrier when the specialization\n"
@@ -114,8 +114,13 @@ void print_pdl_table(const bench_run *run) {
            "graph serial", "graph PDL", "gain us");
     for (int32_t i = 0; i < run->pdl_count; ++i) {
         const pdl_result *p = &run->pdl[i];
-        printf("%-22s %11.2f %12.2f %12.2f %8.2f %13.2f %13.2f %8.2f\n", p->shape->name, p->producer.median_us,
-               p->serial.median_us, p->dependent.median_us, p->serial.median_us - p->dependent.median_us,
-               p->graph_serial_us, p->graph_dependent_us, p->graph_serial_us - p->graph_dependent_us);
+        char serial[24] = "n/a", dependent[24] = "n/a", gain[24] = "n/a";
+        if (p->graph_serial_us >= 0.0) snprintf(serial, sizeof(serial), "%.2f", p->graph_serial_us);
+        if (p->graph_dependent_us >= 0.0) snprintf(dependent, sizeof(dependent), "%.2f", p->graph_dependent_us);
+        if (p->graph_serial_us >= 0.0 && p->graph_dependent_us >= 0.0)
+            snprintf(gain, sizeof(gain), "%.2f", p->graph_serial_us - p->graph_dependent_us);
+        printf("%-22s %11.2f %12.2f %12.2f %8.2f %13s %13s %8s\n", p->shape->name, p->producer.median_us,
+               p->serial.median_us, p->dependent.median_us, p->serial.median_us - p->dependent.median_us, serial,
+               dependent, gain);
     }
 }

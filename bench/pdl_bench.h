@@ -16,12 +16,16 @@
 #include "shape_bench.h"
 #include "timing_stats.h"
 
+/* A graph figure that could not be taken (the pair could not be captured
+ * or instantiated). */
+#define GRAPH_NOT_MEASURED (-1.0)
+
 typedef struct pdl_result {
     const bench_shape *shape;
     round_stats producer;  /* the producer alone, kernel time */
     round_stats serial;    /* the pair, router without PDL: first start to last end */
     round_stats dependent; /* the pair, router with ALPHAMOE_FLAG_PDL */
-    double graph_serial_us;    /* per pair, graph replay */
+    double graph_serial_us;    /* per pair, graph replay; GRAPH_NOT_MEASURED */
     double graph_dependent_us;
 } pdl_result;
 
