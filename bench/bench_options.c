@@ -1,0 +1,157 @@
+#include "bench_options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_check.h"
+
+void print_bench_usage(FILE *f) {
+    fprintf(f,
+            "usage: " BENCH_PROG " [options]\n"
+            "\n"
+            "Kernel time of the AlphaMoE router from the CUPTI activity API: every sample\n"
+            "is the sum of its kernel durations, with L2 evicted by a memset before it.\n"
+            "Prints, per shape, the median of the round medians and their spread, the\n"
+            "per-call time in a CUDA graph of 100 back-to-back calls, the floor that bounds\n"
+            "the shape (empty kernel, one grid barrier, or logits bytes at copy rate) and\n"
+            "the target; then the programmatic-dependent-launch gain. Every configuration\n"
+            "is checked against the CPU reference before it is timed.\n"
+            "\n"
+            "  --shapes LIST     comma list of shape names (e512-m1-k10-bm8, e512-m1-k10-bm8-shared,\n"
+            "                    ...) or indices as --list prints them, or \"all\" (default)\n"
+            "  --list            print the shapes with their index and target, and exit\n"
+            "  --sweep           per shape family of the selected shapes, every specialization\n"
+            "                    forced at M = 1 .. 16384, and the best per M\n"
+            "  --rounds N        rounds per shape (default 5; sweep 3; quick 2)\n"
+            "  --samples N       samples per round (default 30; sweep 10; quick 5)\n"
+            "  --warmup N        untimed samples first (default 10; sweep 3; quick 2)\n"
+            "  --graph-replays N timed replays of the 100-call graph (default 10; quick 3)\n"
+            "  --quick           short pass for tests: the sampling above, a shorter sweep grid\n"
+            "  --csv FILE        write the results as CSV\n"
+            "  --json FILE       write the results as JSON\n"
+            "  --seed S          seed of the random logits (default 1)\n"
+            "  --device N        CUDA device ordinal (default 0)\n"
+            "  --help            show this text\n"
+            "\n"
+            "Without a usable GPU it says so and exits 77.\n");
+}
+
+static int usage(const char *fmt, const char *arg) {
+    fprintf(stderr, BENCH_PROG ": ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n\n");
+    print_bench_usage(stderr);
+    return EXIT_USAGE;
+}
+
+static bool parse_count(const char *text, int32_t lo, int32_t hi, int32_t *out) {
+    char *end = NULL;
+    errno = 0;
+    const long long v = strtoll(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) return false;
+    *out = (int32_t)v;
+    return true;
+}
+
+static bool parse_seed(const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (text[0] == '-' || text[0] == '\0') return false; /* strtoull would wrap "-1" */
+    const unsigned long long v = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0') return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+/* Splits "--name=value"; returns the value or NULL. */
+static const char *inline_value(const char *arg, char *name, size_t name_size) {
+    const char *eq = strchr(arg, '=');
+    const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    snprintf(name, name_size, "%.*s", (int)len, arg);
+    return eq ? eq + 1 : NULL;
+}
+
+static int set_counted(const char *name, const char *value, bench_options *o) {
+    struct {
+        const char *name;
+        int32_t *field;
+        int32_t lo, hi;
+    } counted[] = {
+        {"--rounds", &o->rounds, 1, 1000},        {"--samples", &o->samples, 1, 100000},
+        {"--warmup", &o->warmup, 0, 100000},      {"--graph-replays", &o->graph_replays, 1, 10000},
+        {"--device", &o->device, 0, 1023},
+    };
+    for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); ++i) {
+        if (strcmp(name, counted[i].name) != 0) continue;
+        if (!parse_count(value, counted[i].lo, counted[i].hi, counted[i].field))
+            return usage("bad value for %s", name);
+        return 0;
+    }
+    return 1; /* not a counted option */
+}
+
+static int set_valued(const char *name, const char *value, bench_options *o) {
+    if (strcmp(name, "--shapes") == 0) o->shapes = value;
+    else if (strcmp(name, "--csv") == 0) o->csv_path = value;
+    else if (strcmp(name, "--json") == 0) o->json_path = value;
+    else if (strcmp(name, "--seed") == 0) {
+        if (!parse_seed(value, &o->seed)) return usage("bad value for %s", name);
+    } else
+        return set_counted(name, value, o);
+    return 0;
+}
+
+static int set_flag(const char *name, bench_options *o) {
+    if (strcmp(name, "--quick") == 0) o->quick = true;
+    else if (strcmp(name, "--sweep") == 0) o->sweep = true;
+    else if (strcmp(name, "--list") == 0) o->list = true;
+    else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) return PARSE_HELP;
+    else return 1;
+    return 0;
+}
+
+static bool takes_value(const char *name) {
+    static const char *const kValued[] = {"--shapes", "--csv",           "--json",   "--seed",
+                                          "--rounds", "--samples",       "--warmup", "--graph-replays",
+                                          "--device"};
+    for (size_t i = 0; i < sizeof(kValued) / sizeof(kValued[0]); ++i)
+        if (strcmp(name, kValued[i]) == 0) return true;
+    return false;
+}
+
+int parse_bench_args(int argc, char **argv, bench_options *o) {
+    memset(o, 0, sizeof(*o));
+    o->warmup = -1;
+    o->seed = 1;
+    for (int i = 1; i < argc; ++i) {
+        char name[64];
+        const char *value = inline_value(argv[i], name, sizeof(name));
+        if (value == NULL) {
+            const int flag = set_flag(name, o);
+            if (flag == PARSE_HELP) return PARSE_HELP;
+            if (flag == 0) continue;
+            if (!takes_value(name)) return usage("unknown option %s", name);
+            if (i + 1 >= argc) return usage("%s needs a value", name);
+            value = argv[++i];
+        }
+        const int rc = set_valued(name, value, o);
+        if (rc == 1) return usage("unknown option %s", name);
+        if (rc != 0) return rc;
+    }
+    return 0;
+}
+
+shape_run_plan resolve_plan(const bench_options *o) {
+    shape_run_plan p;
+    if (o->quick) p.sampling = (sampling_plan){2, 2, 5};
+    else if (o->sweep) p.sampling = (sampling_plan){3, 3, 10};
+    else p.sampling = (sampling_plan){10, 5, 30};
+    p.graph_replays = o->quick ? 3 : 10;
+    if (o->warmup >= 0) p.sampling.warmup = o->warmup;
+    if (o->rounds > 0) p.sampling.rounds = o->rounds;
+    if (o->samples > 0) p.sampling.samples = o->samples;
+    if (o->graph_replays > 0) p.graph_replays = o->graph_replays;
+    p.seed = o->seed;
+    return p;
+}

@@ -1,0 +1,63 @@
+// The reference kernels of alphamoe-bench: the floors a router launch is
+// compared against, and the producer that stands in front of the router in
+// the programmatic-dependent-launch measurement. The benchmark itself is C;
+// it reaches these kernels only through the accessors at the bottom.
+#include <stdint.h>
+
+#include "common/grid_barrier.cuh"
+
+// The cost of any launch: nothing to do.
+extern "C" __global__ void bench_floor_empty() {}
+
+// The cost of one grid-wide barrier: launched cooperatively with one CTA per
+// multiprocessor, it crosses the barrier the router's cooperative kernels
+// use, once, and does nothing else. The workspace holds the barrier words,
+// zeroed once when allocated.
+extern "C" __global__ void bench_floor_grid_barrier(uint32_t *workspace) {
+    alphamoe::grid_barrier(workspace, gridDim.x);
+}
+
+// splitmix64's finalizer: a well-mixed 64-bit value from an index.
+__device__ __forceinline__ uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// What a router's producer (the gate projection) does, in miniature:
+//   1. a compute phase: `work` dependent FMAs per thread in registers, the
+//      stand-in for a GEMM main loop (a few microseconds);
+//   2. griddepcontrol.launch_dependents: from here on the next kernel on the
+//      stream, when launched with programmatic stream serialization, may be
+//      scheduled; it still reads nothing before its griddepcontrol.wait,
+//      which returns only once this whole grid has completed and its stores
+//      are visible;
+//   3. the epilogue: stores every logit, uniform in [-1, 1) from the seed
+//      and the element index.
+// Without programmatic serialization on the consumer the trigger is a no-op
+// and the two kernels simply run one after the other.
+extern "C" __global__ void bench_pdl_producer(float *logits, int64_t count, uint64_t seed, int32_t work) {
+    float acc = static_cast<float>(threadIdx.x) * 1e-3f;
+    for (int32_t i = 0; i < work; ++i) acc = fmaf(acc, 0.9999f, 1e-4f);
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const uint64_t bits = mix64(seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1));
+        // 24 random bits are exactly what a float holds.
+        logits[i] = static_cast<float>(bits >> 40) * 0x1.0p-23f - 1.0f;
+    }
+    // Never true (acc moves from [0, 0.26) towards 1 and stays in [0, 1]),
+    // but the compiler cannot know: it keeps the compute phase alive.
+    if (acc < -1.0f && count > 0) logits[0] = acc;
+}
+
+extern "C" const void *bench_floor_empty_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_empty); }
+
+extern "C" const void *bench_floor_grid_barrier_kernel(void) {
+    return reinterpret_cast<const void *>(&bench_floor_grid_barrier);
+}
+
+extern "C" const void *bench_pdl_producer_kernel(void) { return reinterpret_cast<const void *>(&bench_pdl_producer); }
+
+// Words of the barrier workspace the grid-barrier floor needs.
+extern "C" int32_t bench_floor_barrier_words(void) { return alphamoe::kWsBarrierGeneration + 1; }

@@ -1,0 +1,40 @@
+/*
+ * The reference kernels of alphamoe-bench (floor_kernels.cu) and their
+ * launches: an empty kernel, a cooperative kernel crossing one grid barrier,
+ * and the producer kernel placed before the router in the dependent-launch
+ * measurement.
+ */
+#ifndef ALPHAMOE_BENCH_FLOOR_KERNELS_H
+#define ALPHAMOE_BENCH_FLOOR_KERNELS_H
+
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+/* Threads per CTA of the floors: the router's own CTA size, so that a floor
+ * launches what a router launch would. */
+#define FLOOR_BLOCK_THREADS 512
+/* The producer's CTA size and its compute phase: dependent FMAs per thread,
+ * a few microseconds on a current GPU. */
+#define PRODUCER_BLOCK_THREADS 256
+#define PRODUCER_WORK 1024
+
+/* Defined in floor_kernels.cu. */
+const void *bench_floor_empty_kernel(void);
+const void *bench_floor_grid_barrier_kernel(void);
+const void *bench_pdl_producer_kernel(void);
+int32_t bench_floor_barrier_words(void);
+
+/* One CTA of FLOOR_BLOCK_THREADS that does nothing. */
+cudaError_t launch_empty_floor(cudaStream_t stream);
+
+/* `ctas` CTAs of FLOOR_BLOCK_THREADS through cudaLaunchCooperativeKernel,
+ * one grid barrier; workspace: bench_floor_barrier_words() words, zeroed
+ * once. */
+cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_t *workspace);
+
+/* Writes `count` logits from `seed` after its compute phase, triggering
+ * dependent launch in between (see floor_kernels.cu). */
+cudaError_t launch_producer(cudaStream_t stream, int32_t ctas, float *logits, int64_t count, uint64_t seed);
+
+#endif

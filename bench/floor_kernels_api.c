@@ -1,0 +1,19 @@
+#include "floor_kernels.h"
+
+cudaError_t launch_empty_floor(cudaStream_t stream) {
+    const dim3 grid = {1, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
+    return cudaLaunchKernel(bench_floor_empty_kernel(), grid, block, NULL, 0, stream);
+}
+
+cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_t *workspace) {
+    const dim3 grid = {(unsigned)ctas, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
+    void *args[] = {&workspace};
+    return cudaLaunchCooperativeKernel(bench_floor_grid_barrier_kernel(), grid, block, args, 0, stream);
+}
+
+cudaError_t launch_producer(cudaStream_t stream, int32_t ctas, float *logits, int64_t count, uint64_t seed) {
+    const dim3 grid = {(unsigned)ctas, 1, 1}, block = {PRODUCER_BLOCK_THREADS, 1, 1};
+    int32_t work = PRODUCER_WORK;
+    void *args[] = {&logits, &count, &seed, &work};
+    return cudaLaunchKernel(bench_pdl_producer_kernel(), grid, block, args, 0, stream);
+}

@@ -1,0 +1,88 @@
+#include "floors.h"
+
+#include <string.h>
+
+#include "bench_check.h"
+#include "floor_kernels.h"
+
+typedef struct barrier_ctx {
+    int32_t ctas;
+    uint32_t *workspace;
+} barrier_ctx;
+
+typedef struct copy_ctx {
+    void *src, *dst;
+    size_t bytes;
+} copy_ctx;
+
+static int issue_empty(void *ctx, cudaStream_t s) {
+    (void)ctx;
+    CUDA_TRY(launch_empty_floor(s));
+    return 0;
+}
+
+static int issue_barrier(void *ctx, cudaStream_t s) {
+    const barrier_ctx *b = ctx;
+    CUDA_TRY(launch_grid_barrier_floor(s, b->ctas, b->workspace));
+    return 0;
+}
+
+static int issue_copy(void *ctx, cudaStream_t s) {
+    const copy_ctx *c = ctx;
+    CUDA_TRY(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, s));
+    return 0;
+}
+
+static int measure_empty(bench_device *d, const sampling_plan *plan, floor_figures *out) {
+    const workload w = {"empty-kernel floor", issue_empty, NULL, 1, 0, METRIC_KERNEL_SUM};
+    return measure_cold(d, &w, plan, &out->empty);
+}
+
+static int measure_barrier(bench_device *d, const sampling_plan *plan, floor_figures *out) {
+    int per_sm = 0;
+    CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, bench_floor_grid_barrier_kernel(),
+                                                           FLOOR_BLOCK_THREADS, 0));
+    if (per_sm < 1) {
+        fprintf(stderr, BENCH_PROG ": the grid-barrier floor kernel cannot be resident on a multiprocessor\n");
+        return -1;
+    }
+    barrier_ctx b = {d->sm_count, NULL};
+    const size_t bytes = (size_t)bench_floor_barrier_words() * sizeof(uint32_t);
+    CUDA_TRY(cudaMalloc((void **)&b.workspace, bytes));
+    int rc = cudaMemset(b.workspace, 0, bytes) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
+    const workload w = {"grid-barrier floor", issue_barrier, &b, 1, 0, METRIC_KERNEL_SUM};
+    if (rc == 0) rc = measure_cold(d, &w, plan, &out->barrier);
+    out->barrier_ctas = b.ctas;
+    cudaFree(b.workspace);
+    return rc;
+}
+
+static int measure_copy(bench_device *d, const sampling_plan *plan, floor_figures *out) {
+    copy_ctx c = {NULL, NULL, (size_t)FLOOR_COPY_BYTES};
+    int rc = 0;
+    if (cudaMalloc(&c.src, c.bytes) != cudaSuccess || cudaMalloc(&c.dst, c.bytes) != cudaSuccess ||
+        cudaMemset(c.src, 0x3c, c.bytes) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
+        fprintf(stderr, BENCH_PROG ": cannot set up the %zu-byte copy floor\n", c.bytes);
+        rc = -1;
+    }
+    const workload w = {"device-to-device copy floor", issue_copy, &c, 0, COUNT_AT_LEAST_ONE,
+                        METRIC_COPY_SUM};
+    if (rc == 0) rc = measure_cold(d, &w, plan, &out->copy);
+    out->copy_bytes = FLOOR_COPY_BYTES;
+    if (rc == 0) out->copy_bytes_per_us = (double)out->copy_bytes / out->copy.median_us;
+    if (c.src) cudaFree(c.src);
+    if (c.dst) cudaFree(c.dst);
+    return rc;
+}
+
+int measure_floors(bench_device *d, const sampling_plan *plan, floor_figures *out) {
+    memset(out, 0, sizeof(*out));
+    TRY(measure_empty(d, plan, out));
+    TRY(measure_barrier(d, plan, out));
+    TRY(measure_copy(d, plan, out));
+    return 0;
+}
+
+double bandwidth_floor_us(const floor_figures *f, int64_t bytes) {
+    return f->copy_bytes_per_us > 0.0 ? (double)bytes / f->copy_bytes_per_us : 0.0;
+}

@@ -1,0 +1,36 @@
+/*
+ * The floors of the same run, the least any launch of a kind can cost:
+ *   - an empty kernel (one CTA): launch and teardown;
+ *   - a cooperative kernel of one CTA per multiprocessor crossing one grid
+ *     barrier: what a cooperative router pays before any work;
+ *   - a device-to-device copy of the largest logits buffer (E512, M16384):
+ *     its rate gives each shape's bandwidth floor, logits bytes / rate.
+ * All three are cold-L2 CUPTI durations, like the router's.
+ */
+#ifndef ALPHAMOE_BENCH_FLOORS_H
+#define ALPHAMOE_BENCH_FLOORS_H
+
+#include <stdint.h>
+
+#include "bench_device.h"
+#include "cold_sampler.h"
+#include "timing_stats.h"
+
+/* E512 x M16384 FP32 logits. */
+#define FLOOR_COPY_BYTES ((int64_t)16384 * 512 * 4)
+
+typedef struct floor_figures {
+    round_stats empty;
+    round_stats barrier;
+    int32_t barrier_ctas;
+    round_stats copy;
+    int64_t copy_bytes;
+    double copy_bytes_per_us; /* copy_bytes / copy.median_us */
+} floor_figures;
+
+int measure_floors(bench_device *d, const sampling_plan *plan, floor_figures *out);
+
+/* bytes / the measured copy rate. */
+double bandwidth_floor_us(const floor_figures *f, int64_t bytes);
+
+#endif

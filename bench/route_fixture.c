@@ -1,0 +1,102 @@
+#include "route_fixture.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_check.h"
+
+/* A required output may be empty (M == 0) but must not be NULL. */
+static size_t device_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
+
+int64_t fixture_logits_count(const route_fixture *f) { return (int64_t)f->spec.tokens * f->spec.experts; }
+
+static int create_router(route_fixture *f, const fixture_spec *spec) {
+    alphamoe_params p;
+    memset(&p, 0, sizeof(p));
+    p.struct_size = sizeof(p);
+    p.num_experts = spec->experts;
+    p.top_k = spec->top_k;
+    p.block_m = spec->block_m;
+    p.max_tokens = spec->tokens;
+    p.flags = (spec->shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | spec->extra_flags;
+    p.force_specialization = spec->force;
+    ROUTER_TRY(alphamoe_router_create(&p, &f->router));
+    f->params.struct_size = sizeof(f->params);
+    f->sizes.struct_size = sizeof(f->sizes);
+    ROUTER_TRY(alphamoe_router_get_params(f->router, &f->params));
+    ROUTER_TRY(alphamoe_router_sizes(f->router, &f->sizes));
+    return 0;
+}
+
+static int allocate_outputs(route_fixture *f) {
+    const alphamoe_sizes *z = &f->sizes;
+    alphamoe_buffers *b = &f->buffers;
+    memset(b, 0, sizeof(*b));
+    b->struct_size = sizeof(*b);
+    CUDA_TRY(cudaMalloc((void **)&b->topk_ids, device_bytes(z->topk_ids.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->topk_weights, device_bytes(z->topk_weights.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->sorted_token_ids, device_bytes(z->sorted_token_ids.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->expert_ids, device_bytes(z->expert_ids.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->num_tokens_post_padded, device_bytes(z->num_tokens_post_padded.bytes)));
+    b->sorted_token_ids_capacity = z->sorted_token_ids.elements;
+    b->expert_ids_capacity = z->expert_ids.elements;
+    b->workspace_bytes = device_bytes(z->workspace.bytes);
+    /* cudaMalloc's 256-byte alignment covers the workspace's. */
+    CUDA_TRY(cudaMalloc(&b->workspace, b->workspace_bytes));
+    CUDA_TRY(cudaMemset(b->workspace, 0, b->workspace_bytes)); /* once, as the contract asks */
+    return 0;
+}
+
+int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_device *d) {
+    memset(f, 0, sizeof(*f));
+    f->spec = *spec;
+    TRY(create_router(f, spec));
+    f->selection.struct_size = sizeof(f->selection);
+    ROUTER_TRY(alphamoe_router_select(f->router, spec->tokens, &d->attributes, &f->selection));
+    TRY(allocate_outputs(f));
+    CUDA_TRY(cudaMalloc((void **)&f->logits, device_bytes(fixture_logits_count(f) * (int64_t)sizeof(float))));
+    CUDA_TRY(cudaDeviceSynchronize()); /* the workspace zeroing is done */
+    return 0;
+}
+
+void fixture_destroy(route_fixture *f) {
+    /* Teardown failures cannot change a figure any more: ignored. */
+    alphamoe_buffers *b = &f->buffers;
+    void *device[] = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids, b->num_tokens_post_padded,
+                      b->workspace, f->logits};
+    for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); ++i)
+        if (device[i]) cudaFree(device[i]);
+    alphamoe_router_destroy(f->router);
+    memset(f, 0, sizeof(*f));
+}
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+int fixture_fill_logits(route_fixture *f, uint64_t seed) {
+    const int64_t n = fixture_logits_count(f);
+    float *host = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (host == NULL) {
+        fprintf(stderr, BENCH_PROG ": out of host memory for %lld logits\n", (long long)n);
+        return -1;
+    }
+    uint64_t state = seed;
+    /* 24 random bits are exactly what a float holds. */
+    for (int64_t i = 0; i < n; ++i) host[i] = (float)(splitmix64(&state) >> 40) * 0x1.0p-23f - 1.0f;
+    const cudaError_t e = cudaMemcpy(f->logits, host, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+    free(host);
+    CUDA_TRY(e);
+    /* From pageable memory cudaMemcpy may return before the copy lands. */
+    CUDA_TRY(cudaDeviceSynchronize());
+    return 0;
+}
+
+int issue_route(void *ctx, cudaStream_t stream) {
+    const route_fixture *f = ctx;
+    ROUTER_TRY(alphamoe_route(f->router, f->spec.tokens, f->logits, &f->buffers, stream));
+    return 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * One router configuration ready to be timed: the router, its device
+ * outputs and workspace (sized by alphamoe_router_sizes), device logits,
+ * and the selection the library makes for it on the device.
+ *
+ * The optional outputs (expert_counts, expert_offsets, pair_to_sorted) are
+ * not requested: the benchmark times what a fused-MoE layer reads.
+ */
+#ifndef ALPHAMOE_BENCH_ROUTE_FIXTURE_H
+#define ALPHAMOE_BENCH_ROUTE_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "alphamoe/router.h"
+#include "bench_device.h"
+
+typedef struct fixture_spec {
+    int32_t experts;
+    int32_t tokens; /* also the router's max_tokens */
+    int32_t top_k;
+    int32_t block_m;
+    bool shared;
+    uint32_t extra_flags; /* ALPHAMOE_FLAG_PDL for the dependent-launch pair */
+    int32_t force;        /* alphamoe_specialization; AUTO lets the library choose */
+} fixture_spec;
+
+typedef struct route_fixture {
+    fixture_spec spec;
+    alphamoe_router *router;
+    alphamoe_params params;
+    alphamoe_sizes sizes;
+    alphamoe_selection selection; /* what alphamoe_router_select says for the device */
+    float *logits;                /* device, [tokens, experts] */
+    alphamoe_buffers buffers;     /* device */
+} route_fixture;
+
+int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_device *d);
+void fixture_destroy(route_fixture *f);
+
+/* Uniform random logits in [-1, 1) from the seed, uploaded. */
+int fixture_fill_logits(route_fixture *f, uint64_t seed);
+
+/* One alphamoe_route call on the stream; ctx is the route_fixture. Fits
+ * issue_fn. */
+int issue_route(void *ctx, cudaStream_t stream);
+
+int64_t fixture_logits_count(const route_fixture *f);
+
+#endif

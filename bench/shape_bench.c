@@ -1,0 +1,100 @@
+#include "shape_bench.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_check.h"
+#include "graph_replay.h"
+#include "route_check.h"
+#include "route_fixture.h"
+
+static void choose_floor(const floor_figures *floors, const bench_shape *s, const alphamoe_selection *sel,
+                         shape_result *r) {
+    r->bandwidth_floor_us = bandwidth_floor_us(floors, shape_logits_bytes(s));
+    r->floor_name = "empty";
+    r->floor_us = floors->empty.median_us;
+    /* Every cooperative specialization crosses at least one grid barrier. */
+    if (sel->cooperative && floors->barrier.median_us > r->floor_us) {
+        r->floor_name = "barrier";
+        r->floor_us = floors->barrier.median_us;
+    }
+    if (r->bandwidth_floor_us > r->floor_us) {
+        r->floor_name = "bandwidth";
+        r->floor_us = r->bandwidth_floor_us;
+    }
+    r->ratio = r->floor_us > 0.0 ? r->kernel.median_us / r->floor_us : 0.0;
+}
+
+static void judge(const bench_shape *s, shape_result *r) {
+    switch (s->target) {
+    case TARGET_MICROSECONDS: r->target_us = s->target_value; break;
+    case TARGET_BANDWIDTH_RATIO: r->target_us = s->target_value * r->bandwidth_floor_us; break;
+    default: r->target_us = 0.0; break;
+    }
+    if (r->target_us > 0.0) r->time_check = r->kernel.median_us <= r->target_us ? CHECK_PASS : CHECK_MISS;
+    r->graph_check =
+        r->graph_per_call_us <= r->kernel.median_us + GRAPH_OVERHEAD_LIMIT_US ? CHECK_PASS : CHECK_MISS;
+}
+
+int bench_one_shape(bench_device *d, const bench_shape *s, const floor_figures *floors, const shape_run_plan *plan,
+                    shape_result *out) {
+    memset(out, 0, sizeof(*out));
+    out->shape = s;
+    const fixture_spec spec = {s->experts, s->tokens, s->top_k, s->block_m, s->shared, 0u,
+                               ALPHAMOE_SPECIALIZATION_AUTO};
+    route_fixture f;
+    int rc = fixture_create(&f, &spec, d);
+    if (rc == 0) rc = fixture_fill_logits(&f, plan->seed);
+    if (rc == 0) rc = verify_route(&f, d, issue_route, &f, s->name);
+    const workload w = {s->name, issue_route, &f, 1, 0, METRIC_KERNEL_SUM};
+    if (rc == 0) rc = measure_cold(d, &w, &plan->sampling, &out->kernel);
+    if (rc == 0) rc = graph_per_call(d, issue_route, &f, GRAPH_CALLS, plan->graph_replays, &out->graph_per_call_us);
+    out->selection = f.selection;
+    fixture_destroy(&f);
+    if (rc != 0) {
+        fprintf(stderr, BENCH_PROG ": shape %s failed\n", s->name);
+        return -1;
+    }
+    choose_floor(floors, s, &out->selection, out);
+    judge(s, out);
+    return 0;
+}
+
+static bool same_routed_shape(const bench_shape *a, const bench_shape *b) {
+    return a->experts == b->experts && a->tokens == b->tokens && a->top_k == b->top_k && a->block_m == b->block_m;
+}
+
+void judge_shared_mode(shape_result *results, int32_t n) {
+    for (int32_t i = 0; i < n; ++i) {
+        shape_result *r = &results[i];
+        if (!r->shape->shared) continue;
+        for (int32_t j = 0; j < n; ++j) {
+            const shape_result *t = &results[j];
+            if (t->shape->shared || !same_routed_shape(r->shape, t->shape)) continue;
+            r->routed_us = t->kernel.median_us;
+            r->shared_check = r->kernel.median_us <= (1.0 + SHARED_OVERHEAD_LIMIT) * t->kernel.median_us
+                                  ? CHECK_PASS
+                                  : CHECK_MISS;
+        }
+    }
+}
+
+void format_verdict(const shape_result *r, char *buf, size_t size) {
+    const struct {
+        check_state state;
+        const char *name;
+    } checks[] = {{r->time_check, "time"}, {r->graph_check, "graph"}, {r->shared_check, "shared"}};
+    bool any = false;
+    char missed[64] = "";
+    for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); ++i) {
+        if (checks[i].state == CHECK_NONE) continue;
+        any = true;
+        if (checks[i].state == CHECK_MISS) {
+            if (missed[0]) strncat(missed, ",", sizeof(missed) - strlen(missed) - 1);
+            strncat(missed, checks[i].name, sizeof(missed) - strlen(missed) - 1);
+        }
+    }
+    if (!any) snprintf(buf, size, "-");
+    else if (missed[0]) snprintf(buf, size, "miss(%s)", missed);
+    else snprintf(buf, size, "pass");
+}

@@ -1,0 +1,45 @@
+/*
+ * --sweep: for each shape family (E, k, block_m, shared) of the selected
+ * shapes and each token count of the grid, the cold-L2 CUPTI kernel time of
+ * every specialization forced through alphamoe_params.force_specialization
+ * and of the library's own choice. The best per token count is what the
+ * thresholds in capi/selection.cpp are set from.
+ */
+#ifndef ALPHAMOE_BENCH_SWEEP_H
+#define ALPHAMOE_BENCH_SWEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "alphamoe/router.h"
+#include "bench_device.h"
+#include "bench_shapes.h"
+#include "shape_bench.h"
+#include "timing_stats.h"
+
+typedef struct sweep_point {
+    char family[40]; /* e512-k10-bm8, e512-k10-bm8-shared, ... */
+    int32_t experts;
+    int32_t top_k;
+    int32_t block_m;
+    bool shared;
+    int32_t tokens;
+    int32_t forced;               /* alphamoe_specialization; AUTO: the library's choice */
+    alphamoe_selection selection; /* what ran: specialization, grid */
+    round_stats kernel;
+} sweep_point;
+
+typedef struct sweep_results {
+    sweep_point *points;
+    int32_t count;
+    int32_t capacity;
+} sweep_results;
+
+/* Prints each family's table as it is measured, then its best
+ * specialization per token count. */
+int run_sweep(bench_device *d, const bench_shape *shapes, const bool *selected, int32_t n, const int32_t *tokens,
+              int32_t token_count, const shape_run_plan *plan, sweep_results *out);
+
+void sweep_free(sweep_results *r);
+
+#endif
