@@ -208,23 +208,32 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     const int lane = threadIdx.x & 31;
     const int64_t thread = static_cast<int64_t>(cta) * kBlockThreads + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(num_ctas) * kBlockThreads;
-    const int64_t warp = thread >> 5;
-    const int64_t warps = threads >> 5;
 
-    // Expert e's padding and block ids: a warp per expert when the grid has
-    // a warp for every expert, else a thread per expert.
-    const bool warp_per_expert = warps >= E;
-    const int64_t group = warp_per_expert ? warp : thread;
-    const int64_t groups = warp_per_expert ? warps : threads;
-    const int32_t step = warp_per_expert ? 32 : 1;
-    const int32_t first = warp_per_expert ? lane : 0;
-    for (int64_t e = group; e < E; e += groups) {
-        const int32_t begin = sh.offset[e];
-        const int32_t end = sh.offset[e + 1];
-        for (int32_t pos = begin + sh.total[e] + first; pos < end; pos += step)
-            a.sorted_token_ids[pos] = sentinel;
-        for (int32_t b = begin / bm + first; b < end / bm; b += step)
-            a.expert_ids[b] = static_cast<int32_t>(e);
+    // Padding and block ids, group by group. Experts go to warps 32 at a
+    // time, spread over the grid; a lane reads one expert's bounds, then the
+    // warp writes each nonempty group with consecutive lanes on consecutive
+    // positions (coalesced), skipping empty groups at no cost.
+    const int chunks = (E + 31) / 32;
+    for (int c = cta + num_ctas * static_cast<int>(threadIdx.x >> 5); c < chunks;
+         c += num_ctas * kWarpsPerBlock) {
+        const int e = c * 32 + lane;
+        int32_t begin = 0, end = 0, filled = 0;
+        if (e < E) {
+            begin = sh.offset[e];
+            end = sh.offset[e + 1];
+            filled = begin + sh.total[e];
+        }
+        for (uint32_t nonempty = __ballot_sync(kFullMask, end > begin); nonempty != 0u;
+             nonempty &= nonempty - 1u) {
+            const int src = __ffs(nonempty) - 1;
+            const int32_t group_begin = __shfl_sync(kFullMask, begin, src);
+            const int32_t group_end = __shfl_sync(kFullMask, end, src);
+            const int32_t group_filled = __shfl_sync(kFullMask, filled, src);
+            for (int32_t pos = group_filled + lane; pos < group_end; pos += 32)
+                a.sorted_token_ids[pos] = sentinel;
+            for (int32_t b = group_begin / bm + lane; b < group_end / bm; b += 32)
+                a.expert_ids[b] = c * 32 + src;
+        }
     }
     const int32_t live_blocks = live_length / bm;
     for (int64_t e = thread; e < E; e += threads) {
