@@ -1,5 +1,9 @@
 #include "gpu_session.h"
 
+#ifdef ALPHAMOE_PHASE_CLOCKS
+#include "phase_clocks.h"
+#endif
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -159,6 +163,9 @@ static int gpu_time(session *s, const gpu_state *g) {
     CUDA_CHECK(cudaStreamSynchronize(g->stream));
     print_timing(s->samples, s->opt.repeat,
                  "host-observed cudaEvent time around each call, launch included; not kernel time");
+#ifdef ALPHAMOE_PHASE_CLOCKS
+    if (phase_clocks_report(s->router, s->opt.tokens, g->logits, &b, g->stream) != 0) return -1;
+#endif
     return 0;
 }
 

@@ -31,6 +31,10 @@ enum RouteFlags : uint32_t {
 constexpr int kWsBarrierCount = 0;
 constexpr int kWsBarrierGeneration = 1;
 constexpr int kWsHeaderWords = 32;  // keeps the count table 128-byte aligned
+// Profiling builds (phase_clocks): CTA 0 stamps clock64() at its phase
+// boundaries into header words 8.., as int64 values.
+constexpr int kWsPhaseClockWord = 8;
+constexpr int kPhaseClockCount = 7;
 
 // counts[e * kMaxGridCtas + c]: pairs of expert e in CTA c's token range,
 // turned in place into the exclusive prefix over CTAs by the large kernel.

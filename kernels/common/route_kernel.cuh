@@ -25,23 +25,39 @@ __device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, 
     return counts;
 }
 
+#if ALPHAMOE_PHASE_CLOCKS
+__device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        reinterpret_cast<long long *>(a.workspace + kWsPhaseClockWord)[phase] = clock64();
+}
+#else
+__device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
+#endif
+
 // exchange(count, &total, &earlier) runs in every thread; in thread e < E,
 // count is this CTA's count of expert e, and it must set the call-wide
 // total and the count held by CTAs before this one.
 template <bool kShared, typename Exchange>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange) {
+    phase_clock(a, 0);
     wait_for_preceding_kernel();
+    phase_clock(a, 1);
     if (route_empty_call(a)) {
         allow_dependent_launch();
         return;
     }
     const TokenRange range = cta_token_range(a, blockIdx.x);
     select_tokens_any_width<kShared>(a, sh, warp_token_range(range, threadIdx.x >> 5));
+    phase_clock(a, 2);
     const int32_t count = cta_expert_count(a, sh);
+    phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
     exchange(count, &total, &earlier);
+    phase_clock(a, 4);
     place_pairs(a, sh, range, total, earlier);
+    phase_clock(a, 5);
     write_plan_rest(a, sh, blockIdx.x, gridDim.x);
+    phase_clock(a, 6);
     allow_dependent_launch();
 }
 
