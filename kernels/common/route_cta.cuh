@@ -20,7 +20,7 @@ namespace alphamoe {
 
 // Chosen ids a warp keeps for the placement phase, so that phase does not
 // read them back from global memory; pairs beyond these are read back.
-constexpr int kPairIdsPerWarp = 128;
+constexpr int kPairIdsPerWarp = 64;
 
 struct CtaShared {
     // Per warp and expert: pairs counted in phase 1, then the warp's running
@@ -28,6 +28,7 @@ struct CtaShared {
     int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
     // The warp's chosen ids in pair order, from the first pair of its range.
     int32_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
+    RankScratch rank_scratch[kWarpsPerBlock];
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
     int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
     int32_t total[kMaxExperts];       // pairs per expert over the whole call
@@ -101,7 +102,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         row_keys(current, n_candidates, lane, key);
         int32_t id = 0;
         uint32_t chosen_key = kNoCandidateKey, first_key;
-        warp_rank_keys<S>(key, n_select, lane, id, chosen_key, first_key);
+        warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
         float logit = key_value(chosen_key);
         float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
         if (kShared) {
@@ -205,35 +206,20 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     const int32_t bm = a.block_m;
     const int32_t sentinel = a.num_tokens * a.top_k;
     const int32_t live_length = sh.offset[E];
-    const int lane = threadIdx.x & 31;
     const int64_t thread = static_cast<int64_t>(cta) * kBlockThreads + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(num_ctas) * kBlockThreads;
 
-    // Padding and block ids, group by group. Experts go to warps 32 at a
-    // time, spread over the grid; a lane reads one expert's bounds, then the
-    // warp writes each nonempty group with consecutive lanes on consecutive
-    // positions (coalesced), skipping empty groups at no cost.
-    const int chunks = (E + 31) / 32;
-    for (int c = cta + num_ctas * static_cast<int>(threadIdx.x >> 5); c < chunks;
-         c += num_ctas * kWarpsPerBlock) {
-        const int e = c * 32 + lane;
-        int32_t begin = 0, end = 0, filled = 0;
-        if (e < E) {
-            begin = sh.offset[e];
-            end = sh.offset[e + 1];
-            filled = begin + sh.total[e];
-        }
-        for (uint32_t nonempty = __ballot_sync(kFullMask, end > begin); nonempty != 0u;
-             nonempty &= nonempty - 1u) {
-            const int src = __ffs(nonempty) - 1;
-            const int32_t group_begin = __shfl_sync(kFullMask, begin, src);
-            const int32_t group_end = __shfl_sync(kFullMask, end, src);
-            const int32_t group_filled = __shfl_sync(kFullMask, filled, src);
-            for (int32_t pos = group_filled + lane; pos < group_end; pos += 32)
-                a.sorted_token_ids[pos] = sentinel;
-            for (int32_t b = group_begin / bm + lane; b < group_end / bm; b += 32)
-                a.expert_ids[b] = c * 32 + src;
-        }
+    // Padding and block ids: a thread per expert, experts spread over the
+    // grid. A group holds at most block_m - 1 sentinels and, on average,
+    // few blocks, so serial stores per thread beat walking the groups one by
+    // one with the whole warp.
+    const int64_t first_expert = static_cast<int64_t>(threadIdx.x) * num_ctas + cta;
+    for (int64_t e = first_expert; e < E; e += threads) {
+        const int32_t begin = sh.offset[e];
+        const int32_t end = sh.offset[e + 1];
+        for (int32_t pos = begin + sh.total[e]; pos < end; ++pos) a.sorted_token_ids[pos] = sentinel;
+        const int32_t last_block = end / bm;
+        for (int32_t b = begin / bm; b < last_block; ++b) a.expert_ids[b] = static_cast<int32_t>(e);
     }
     const int32_t live_blocks = live_length / bm;
     for (int64_t e = thread; e < E; e += threads) {

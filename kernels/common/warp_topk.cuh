@@ -60,13 +60,13 @@ __device__ __forceinline__ void slot_argmax(const uint32_t (&key)[S], uint32_t &
     }
 }
 
-// Ranks the keys; lane r < n_select receives the r-th expert and its key,
-// every lane the first-ranked key.
-// A round takes the warp's largest key (REDUX); when a single lane holds it,
-// as for almost all real logits, that lane is the winner without a second
-// reduction; equal keys in several lanes fall back to the lowest id.
+// The general ranking: lane r < n_select receives the r-th expert and its
+// key, every lane the first-ranked key. A round takes the warp's largest key
+// (REDUX); when a single lane holds it, as for almost all real logits, that
+// lane is the winner without a second reduction; equal keys in several lanes
+// fall back to the lowest id. The winner lane then finds its next best key.
 template <int S>
-__device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
+__device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int n_select, int lane,
                                                int32_t &id_out, uint32_t &key_out,
                                                uint32_t &first_key) {
     uint32_t best;
@@ -97,6 +97,89 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
                 if (i == best_slot) key[i] = kNoCandidateKey;
             slot_argmax<0, S>(key, best, best_slot);
         }
+    }
+}
+
+// The n-th largest of one key per lane, counting equal keys separately.
+__device__ __forceinline__ uint32_t warp_nth_largest(uint32_t key, int n, int lane) {
+    uint32_t top = kNoCandidateKey;
+    for (int r = 0; r < n; ++r) {
+        top = __reduce_max_sync(kFullMask, key);
+        const uint32_t holders = __ballot_sync(kFullMask, key == top);
+        if (lane == __ffs(holders) - 1) key = kNoCandidateKey;
+    }
+    return top;
+}
+
+// Scratch of one warp for warp_rank_keys: the gathered candidates.
+struct RankScratch {
+    uint32_t key[32];
+    int32_t id[32];
+};
+
+// Ranks the keys like warp_rank_keys_by_rounds, cheaper. Let T be the
+// n_select-th largest of the lanes' largest keys: those lanes hold n_select
+// distinct experts with keys >= T, so every chosen expert has a key >= T.
+// Typically few keys reach T; when at most 32 do, they are gathered one per
+// lane and ranked by rounds that need no rescan. Otherwise (many equal keys)
+// the general rounds run. Both give the contract's order exactly.
+template <int S>
+__device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
+                                               RankScratch &scratch, int32_t &id_out,
+                                               uint32_t &key_out, uint32_t &first_key) {
+    if constexpr (S == 1) {  // one key per lane: the rounds need no rescan already
+        warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
+        return;
+    }
+    uint32_t lane_best = key[0];
+#pragma unroll
+    for (int i = 1; i < S; ++i) lane_best = max(lane_best, key[i]);
+    const uint32_t threshold = warp_nth_largest(lane_best, n_select, lane);
+    int32_t mine = 0;
+#pragma unroll
+    for (int i = 0; i < S; ++i) mine += key[i] >= threshold ? 1 : 0;
+    if (__reduce_add_sync(kFullMask, static_cast<uint32_t>(mine)) > 32u) {
+        warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
+        return;
+    }
+    int32_t at = mine;  // inclusive prefix over lanes, then exclusive
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const int32_t up = __shfl_up_sync(kFullMask, at, offset);
+        if (lane >= offset) at += up;
+    }
+    const int32_t gathered = __shfl_sync(kFullMask, at, 31);
+    at -= mine;
+#pragma unroll
+    for (int i = 0; i < S; ++i) {
+        if (key[i] >= threshold) {
+            scratch.key[at] = key[i];
+            scratch.id[at] = i * 32 + lane;
+            ++at;
+        }
+    }
+    __syncwarp();
+    uint32_t candidate = lane < gathered ? scratch.key[lane] : kNoCandidateKey;
+    const int32_t candidate_id = lane < gathered ? scratch.id[lane] : 0x7fffffff;
+    __syncwarp();  // the scratch is reused by the warp's next token
+    first_key = kNanKey;
+    for (int r = 0; r < n_select; ++r) {
+        const uint32_t top = __reduce_max_sync(kFullMask, candidate);
+        const bool holds_top = candidate == top;
+        uint32_t holders = __ballot_sync(kFullMask, holds_top);
+        if ((holders & (holders - 1u)) != 0u) {
+            const int32_t lowest = static_cast<int32_t>(__reduce_min_sync(
+                kFullMask, holds_top ? static_cast<uint32_t>(candidate_id) : 0xffffffffu));
+            holders = __ballot_sync(kFullMask, holds_top && candidate_id == lowest);
+        }
+        const int winner_lane = __ffs(holders) - 1;
+        const int32_t winner_id = __shfl_sync(kFullMask, candidate_id, winner_lane);
+        if (r == 0) first_key = top;
+        if (lane == r) {
+            id_out = winner_id;
+            key_out = top;
+        }
+        if (lane == winner_lane) candidate = kNoCandidateKey;
     }
 }
 
