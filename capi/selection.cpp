@@ -1,5 +1,7 @@
 #include "selection.h"
 
+#include <string.h>
+
 #include "images.h"
 #include "route_args.h"
 #include "router_internal.h"
@@ -107,7 +109,10 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
 
 using namespace alphamoe;
 
-extern "C" const char *alphamoe_specialization_name(alphamoe_specialization specialization) {
+extern "C" const char *alphamoe_specialization_name(alphamoe_specialization specialization_in) {
+    // Any int may come from C: read it as one (see alphamoe_status_string).
+    int specialization;
+    memcpy(&specialization, &specialization_in, sizeof specialization);
     switch (specialization) {
     case ALPHAMOE_SPECIALIZATION_AUTO: return "auto";
     case ALPHAMOE_SPECIALIZATION_TINY: return "tiny";

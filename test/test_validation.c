@@ -823,6 +823,13 @@ static void test_status_strings(void **state) {
         /* Success must never be claimed for a value that is not a status. */
         if (strcmp(m, msg[ALPHAMOE_OK]) == 0) fail_msg("unknown status %d reads as success", unknown[i]);
     }
+    /* Specialization names: the four values, and NULL for any other int a C
+     * caller may pass. */
+    assert_string_equal(alphamoe_specialization_name(ALPHAMOE_SPECIALIZATION_AUTO), "auto");
+    assert_string_equal(alphamoe_specialization_name(ALPHAMOE_SPECIALIZATION_LARGE), "large");
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i)
+        if (unknown[i] < 0 || unknown[i] > ALPHAMOE_SPECIALIZATION_LARGE)
+            assert_null(alphamoe_specialization_name((alphamoe_specialization)unknown[i]));
 }
 
 /* ------------------------------------------------------------ selection */
