@@ -115,6 +115,16 @@ void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
     if (validate_plan(&in->expected, c->M, why, sizeof why)) fail_msg("host reference invalid: %s", why);
 }
 
+void inputs_update(case_inputs *in, const route_case *c) {
+    const int64_t rows = c->M > 0 ? c->M : 1;
+    const size_t bytes = (size_t)(rows * in->stride + c->logits_offset) * sizeof(float);
+    CUDA_OK(cudaMemcpy(in->device_logits, in->logits, bytes, cudaMemcpyHostToDevice));
+    host_plan_poison(&in->expected);
+    ROUTE_OK(alphamoe_route_host(in->router, c->M, in->logits + c->logits_offset, &in->expected.buffers));
+    char why[512];
+    if (validate_plan(&in->expected, c->M, why, sizeof why)) fail_msg("host reference invalid: %s", why);
+}
+
 void inputs_free(case_inputs *in) {
     host_plan_free(&in->expected);
     CUDA_OK(cudaFree(in->device_logits));
@@ -122,12 +132,14 @@ void inputs_free(case_inputs *in) {
     alphamoe_router_destroy(in->router);
 }
 
+char gpu_case_label[128];
+
 void check_against(const host_plan *expected, const device_plan *d, const route_case *c,
                           const char *what) {
     char why[512], desc[256];
     if (compare_plans(expected, &d->mirror, c->M, WEIGHT_TOLERANCE, why, sizeof why)) {
         describe(c, desc, sizeof desc);
-        fail_msg("%s [%s]: %s", what, desc, why);
+        fail_msg("%s%s%s [%s]: %s", gpu_case_label, *gpu_case_label ? ": " : "", what, desc, why);
     }
 }
 

@@ -84,7 +84,13 @@ typedef struct case_inputs {
 } case_inputs;
 
 void inputs_make(case_inputs *in, const route_case *c, test_rng *rng);
+/* After the caller rewrote in->logits (rows of in->stride): uploads them
+ * and recomputes the host reference. */
+void inputs_update(case_inputs *in, const route_case *c);
 void inputs_free(case_inputs *in);
+
+/* Named in every failure of check_against (a soak's case number, say). */
+extern char gpu_case_label[128];
 
 /* Fails unless d's read-back plan equals `expected` (compare_plans). */
 void check_against(const host_plan *expected, const device_plan *d, const route_case *c, const char *what);
