@@ -500,7 +500,8 @@ static void gpu_concurrent_first_calls(void **state) {
     pthread_barrier_destroy(&start);
 }
 
-/* Small shapes through all six kernels, for the compute-sanitizer runs. */
+/* Small shapes through all six kernels, for the compute-sanitizer runs:
+ * every specialization, routed and shared, every flag combination. */
 static void gpu_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(11);
@@ -515,6 +516,22 @@ static void gpu_sanitizer_sweep(void **state) {
                                     force, LOGITS_QUANTIZED, 0, 1, 0};
                     run_case(&c, &rng);
                 }
+    /* Every flag combination and the optional outputs off, through all six
+     * kernels; an empty batch; logits offset by a float with an odd stride;
+     * rows of every bit class. */
+    for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+        for (int flags = 0; flags < 4; ++flags) {
+            const int shared = (flags + force) % 2;
+            const uint32_t f = (flags & 1 ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (flags & 2 ? ALPHAMOE_FLAG_PDL : 0u) |
+                               (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u);
+            route_case c = {60, 4, 8, 45, 100, f, force, LOGITS_ROW_CLASSES, flags == 3 ? 63 : 0, flags % 2,
+                            flags == 3 ? 1 : 0};
+            run_case(&c, &rng);
+            c.M = 0;
+            c.stride = 0;
+            c.logits_offset = 0;
+            run_case(&c, &rng);
+        }
 }
 
 /* ------------------------------------------------------------------ main */
