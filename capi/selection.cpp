@@ -1,5 +1,7 @@
 #include "selection.h"
 
+#include <string.h>
+
 #include "images.h"
 #include "route_args.h"
 #include "router_internal.h"
@@ -33,15 +35,17 @@ const Thresholds &thresholds_for(int32_t image_arch) {
     return kDefaultThresholds;
 }
 
-int32_t div_up(int32_t a, int32_t b) { return (a + b - 1) / b; }
+// In 64 bits: num_tokens may be INT32_MAX, where a + b - 1 would wrap.
+int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Spreads num_tokens over at most max_ctas CTAs of at least min_per_cta
-// tokens, dropping CTAs that would get none.
-void spread(int32_t num_tokens, int32_t max_ctas, int32_t min_per_cta, alphamoe_selection *s) {
-    int32_t per_cta = div_up(num_tokens, max_ctas);
+// Spreads num_tokens over at most max_ctas (>= 1) CTAs of at least
+// min_per_cta tokens, dropping CTAs that would get none. Both results fit
+// int32: per_cta <= max(num_tokens, min_per_cta), grid <= max_ctas.
+void spread(int32_t num_tokens, int64_t max_ctas, int32_t min_per_cta, alphamoe_selection *s) {
+    int64_t per_cta = div_up(num_tokens, max_ctas);
     if (per_cta < min_per_cta) per_cta = min_per_cta;
-    s->tokens_per_cta = per_cta;
-    s->grid_ctas = div_up(num_tokens, per_cta);
+    s->tokens_per_cta = static_cast<int32_t>(per_cta);
+    s->grid_ctas = static_cast<int32_t>(div_up(num_tokens, per_cta));
 }
 
 }  // namespace
@@ -75,8 +79,10 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     s.specialization = spec;
     s.block_threads = kBlockThreads;
     s.image_arch = image_arch;
-    const int32_t resident = device.multiprocessor_count * device.cooperative_ctas_per_sm;
-    const int32_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
+    // Caller-supplied attributes can be anything up to INT32_MAX each: their
+    // product is taken in 64 bits.
+    const int64_t resident = static_cast<int64_t>(device.multiprocessor_count) * device.cooperative_ctas_per_sm;
+    const int64_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
     const int32_t one_per_sm =
         device.multiprocessor_count < kMaxGridCtas ? device.multiprocessor_count : kMaxGridCtas;
     const int32_t tokens = num_tokens > 0 ? num_tokens : 1;
@@ -103,7 +109,10 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
 
 using namespace alphamoe;
 
-extern "C" const char *alphamoe_specialization_name(alphamoe_specialization specialization) {
+extern "C" const char *alphamoe_specialization_name(alphamoe_specialization specialization_in) {
+    // Any int may come from C: read it as one (see alphamoe_status_string).
+    int specialization;
+    memcpy(&specialization, &specialization_in, sizeof specialization);
     switch (specialization) {
     case ALPHAMOE_SPECIALIZATION_AUTO: return "auto";
     case ALPHAMOE_SPECIALIZATION_TINY: return "tiny";

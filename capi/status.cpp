@@ -1,9 +1,15 @@
 // Status messages and the library version.
+#include <string.h>
+
 #include "alphamoe/router.h"
 
 extern "C" {
 
-const char *alphamoe_status_string(alphamoe_status status) {
+const char *alphamoe_status_string(alphamoe_status status_in) {
+    // A C caller may pass any int. In C++ an enum holding a value outside
+    // its enumerators' range is undefined, so read the bits as an int.
+    int status;
+    memcpy(&status, &status_in, sizeof status);
     switch (status) {
     case ALPHAMOE_OK: return "ALPHAMOE_OK: success";
     case ALPHAMOE_ERROR_NULL_POINTER: return "ALPHAMOE_ERROR_NULL_POINTER: a required pointer is NULL";

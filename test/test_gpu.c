@@ -15,205 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu_plan.h"
 #include "test_support.h"
-
-#define WEIGHT_TOLERANCE 4e-6f
-#define SKIP_RETURN_CODE 77
-
-#define CUDA_OK(call)                                                                   \
-    do {                                                                                \
-        const cudaError_t err_ = (call);                                                \
-        if (err_ != cudaSuccess) fail_msg("%s: %s", #call, cudaGetErrorString(err_));   \
-    } while (0)
-
-#define ROUTE_OK(call)                                                                  \
-    do {                                                                                \
-        const alphamoe_status st_ = (call);                                             \
-        if (st_ != ALPHAMOE_OK) fail_msg("%s: %s", #call, alphamoe_status_string(st_)); \
-    } while (0)
 
 static const int32_t kTokenCounts[] = {1,   2,   3,   7,   8,    9,    16,    31,    64,   127,
                                        128, 129, 255, 256, 511, 512, 1000, 4096, 16384, 65536};
 static const int32_t kExpertCounts[] = {1, 2, 8, 16, 60, 64, 128, 160, 256, 257, 384, 512};
 static const int32_t kTopKs[] = {1, 2, 4, 6, 8, 10, 16};
 static const int32_t kBlockMs[] = {1, 2, 3, 8, 16, 32, 64, 128, 256};
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-/* ------------------------------------------------------------ device plan */
-
-typedef struct device_plan {
-    host_plan mirror; /* poison source before a call, readback target after */
-    int32_t *topk_ids;
-    float *topk_weights;
-    int32_t *sorted_token_ids;
-    int32_t *expert_ids;
-    int32_t *num_tokens_post_padded;
-    int32_t *expert_counts;
-    int32_t *expert_offsets;
-    int32_t *pair_to_sorted;
-    void *workspace;
-    alphamoe_buffers buffers;
-} device_plan;
-
-static void *device_alloc(int64_t elements) {
-    void *p = NULL;
-    CUDA_OK(cudaMalloc(&p, (size_t)(elements + TEST_GUARD) * 4u));
-    return p;
-}
-
-static void device_plan_alloc(device_plan *d, const alphamoe_router *router, int with_optional) {
-    memset(d, 0, sizeof *d);
-    assert_int_equal(host_plan_alloc(&d->mirror, router, with_optional), 0);
-    const alphamoe_sizes *z = &d->mirror.sizes;
-    d->topk_ids = device_alloc(z->topk_ids.elements);
-    d->topk_weights = device_alloc(z->topk_weights.elements);
-    d->sorted_token_ids = device_alloc(z->sorted_token_ids.elements);
-    d->expert_ids = device_alloc(z->expert_ids.elements);
-    d->num_tokens_post_padded = device_alloc(1);
-    if (with_optional) {
-        d->expert_counts = device_alloc(z->expert_counts.elements);
-        d->expert_offsets = device_alloc(z->expert_offsets.elements);
-        d->pair_to_sorted = device_alloc(z->pair_to_sorted.elements);
-    }
-    CUDA_OK(cudaMalloc(&d->workspace, (size_t)z->workspace.bytes));
-    CUDA_OK(cudaMemset(d->workspace, 0, (size_t)z->workspace.bytes)); /* once, as documented */
-    alphamoe_buffers *b = &d->buffers;
-    *b = d->mirror.buffers;
-    b->topk_ids = d->topk_ids;
-    b->topk_weights = d->topk_weights;
-    b->sorted_token_ids = d->sorted_token_ids;
-    b->expert_ids = d->expert_ids;
-    b->num_tokens_post_padded = d->num_tokens_post_padded;
-    b->expert_counts = d->expert_counts;
-    b->expert_offsets = d->expert_offsets;
-    b->pair_to_sorted = d->pair_to_sorted;
-    b->workspace = d->workspace;
-    b->workspace_bytes = (size_t)z->workspace.bytes;
-}
-
-#define FOR_EACH_ARRAY(d, X)                                                                     \
-    X((d)->topk_ids, (d)->mirror.topk_ids, (d)->mirror.sizes.topk_ids.elements)                 \
-    X((d)->topk_weights, (d)->mirror.topk_weights, (d)->mirror.sizes.topk_weights.elements)     \
-    X((d)->sorted_token_ids, (d)->mirror.sorted_token_ids, (d)->mirror.sizes.sorted_token_ids.elements) \
-    X((d)->expert_ids, (d)->mirror.expert_ids, (d)->mirror.sizes.expert_ids.elements)           \
-    X((d)->num_tokens_post_padded, (d)->mirror.num_tokens_post_padded, 1)                       \
-    X((d)->expert_counts, (d)->mirror.expert_counts, (d)->mirror.sizes.expert_counts.elements)  \
-    X((d)->expert_offsets, (d)->mirror.expert_offsets, (d)->mirror.sizes.expert_offsets.elements) \
-    X((d)->pair_to_sorted, (d)->mirror.pair_to_sorted, (d)->mirror.sizes.pair_to_sorted.elements)
-
-static void device_plan_poison(device_plan *d, cudaStream_t stream) {
-    host_plan_poison(&d->mirror);
-#define UPLOAD(dev, host, n) \
-    if (dev) CUDA_OK(cudaMemcpyAsync(dev, host, (size_t)((n) + TEST_GUARD) * 4u, cudaMemcpyHostToDevice, stream));
-    FOR_EACH_ARRAY(d, UPLOAD)
-#undef UPLOAD
-    CUDA_OK(cudaStreamSynchronize(stream)); /* the mirror is reused for readback */
-}
-
-static void device_plan_read(device_plan *d, cudaStream_t stream) {
-#define DOWNLOAD(dev, host, n) \
-    if (dev) CUDA_OK(cudaMemcpyAsync(host, dev, (size_t)((n) + TEST_GUARD) * 4u, cudaMemcpyDeviceToHost, stream));
-    FOR_EACH_ARRAY(d, DOWNLOAD)
-#undef DOWNLOAD
-    CUDA_OK(cudaStreamSynchronize(stream));
-}
-
-static void device_plan_free(device_plan *d) {
-#define RELEASE(dev, host, n) \
-    if (dev) CUDA_OK(cudaFree(dev));
-    FOR_EACH_ARRAY(d, RELEASE)
-#undef RELEASE
-    CUDA_OK(cudaFree(d->workspace));
-    host_plan_free(&d->mirror);
-}
-
-/* ------------------------------------------------------------- one case */
-
-typedef struct route_case {
-    int32_t E, k, block_m, M, max_tokens;
-    uint32_t flags;
-    int32_t force;
-    logit_pattern pattern;
-    int64_t stride;      /* 0: E */
-    int with_optional;
-    int logits_offset;   /* floats: 1 makes logits 4- but not 16-byte aligned */
-} route_case;
-
-static void describe(const route_case *c, char *out, size_t n) {
-    snprintf(out, n, "E=%d k=%d block_m=%d M=%d max_tokens=%d flags=%u force=%d pattern=%s stride=%" PRId64
-             " optional=%d offset=%d", c->E, c->k, c->block_m, c->M, c->max_tokens, c->flags, c->force,
-             logit_pattern_name(c->pattern), c->stride, c->with_optional, c->logits_offset);
-}
-
-typedef struct case_inputs {
-    alphamoe_router *router;
-    int64_t stride;
-    float *logits;        /* host */
-    float *device_logits; /* allocation; logits at + logits_offset */
-    host_plan expected;
-} case_inputs;
-
-static void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
-    const int32_t max_tokens = c->max_tokens > c->M ? c->max_tokens : c->M;
-    in->router = make_router(c->E, c->k, c->block_m, max_tokens, c->flags, c->force);
-    in->stride = c->stride ? c->stride : c->E;
-    const int64_t rows = c->M > 0 ? c->M : 1;
-    const size_t bytes = (size_t)(rows * in->stride + c->logits_offset) * sizeof(float);
-    in->logits = malloc(bytes);
-    assert_non_null(in->logits);
-    fill_logits(rng, in->logits + c->logits_offset, c->M, c->E, in->stride, c->pattern,
-                (int32_t)rng_below(rng, (uint32_t)c->E));
-    CUDA_OK(cudaMalloc((void **)&in->device_logits, bytes));
-    CUDA_OK(cudaMemcpy(in->device_logits, in->logits, bytes, cudaMemcpyHostToDevice));
-    assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
-    host_plan_poison(&in->expected);
-    ROUTE_OK(alphamoe_route_host(in->router, c->M, in->logits + c->logits_offset, &in->expected.buffers));
-    char why[512];
-    if (validate_plan(&in->expected, c->M, why, sizeof why)) fail_msg("host reference invalid: %s", why);
-}
-
-static void inputs_free(case_inputs *in) {
-    host_plan_free(&in->expected);
-    CUDA_OK(cudaFree(in->device_logits));
-    free(in->logits);
-    alphamoe_router_destroy(in->router);
-}
-
-static void check_against(const host_plan *expected, const device_plan *d, const route_case *c,
-                          const char *what) {
-    char why[512], desc[256];
-    if (compare_plans(expected, &d->mirror, c->M, WEIGHT_TOLERANCE, why, sizeof why)) {
-        describe(c, desc, sizeof desc);
-        fail_msg("%s [%s]: %s", what, desc, why);
-    }
-}
-
-static void route_on(const case_inputs *in, const route_case *c, device_plan *d, cudaStream_t stream) {
-    ROUTE_OK(alphamoe_route(in->router, c->M, c->M > 0 ? in->device_logits + c->logits_offset : NULL,
-                            &d->buffers, (struct CUstream_st *)stream));
-    CUDA_OK(cudaGetLastError());
-    CUDA_OK(cudaStreamSynchronize(stream));
-}
-
-/* Routes one case on the GPU and checks it against the host reference. */
-static void run_case(const route_case *c, test_rng *rng) {
-    case_inputs in;
-    inputs_make(&in, c, rng);
-    device_plan d;
-    device_plan_alloc(&d, in.router, c->with_optional);
-    device_plan_poison(&d, 0);
-    route_on(&in, c, &d, 0);
-    device_plan_read(&d, 0);
-    check_against(&in.expected, &d, c, "GPU differs from host reference");
-    device_plan_free(&d);
-    inputs_free(&in);
-}
-
-static test_rng case_rng(uint64_t salt) {
-    test_rng rng;
-    rng_seed(&rng, test_base_seed() ^ (salt * 0x9E3779B97F4A7C15ull));
-    return rng;
-}
 
 /* ------------------------------------------------------------- the cases */
 
@@ -691,7 +500,8 @@ static void gpu_concurrent_first_calls(void **state) {
     pthread_barrier_destroy(&start);
 }
 
-/* Small shapes through all six kernels, for the compute-sanitizer runs. */
+/* Small shapes through all six kernels, for the compute-sanitizer runs:
+ * every specialization, routed and shared, every flag combination. */
 static void gpu_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(11);
@@ -706,18 +516,28 @@ static void gpu_sanitizer_sweep(void **state) {
                                     force, LOGITS_QUANTIZED, 0, 1, 0};
                     run_case(&c, &rng);
                 }
+    /* Every flag combination and the optional outputs off, through all six
+     * kernels; an empty batch; logits offset by a float with an odd stride;
+     * rows of every bit class. */
+    for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+        for (int flags = 0; flags < 4; ++flags) {
+            const int shared = (flags + force) % 2;
+            const uint32_t f = (flags & 1 ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (flags & 2 ? ALPHAMOE_FLAG_PDL : 0u) |
+                               (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u);
+            route_case c = {60, 4, 8, 45, 100, f, force, LOGITS_ROW_CLASSES, flags == 3 ? 63 : 0, flags % 2,
+                            flags == 3 ? 1 : 0};
+            run_case(&c, &rng);
+            c.M = 0;
+            c.stride = 0;
+            c.logits_offset = 0;
+            run_case(&c, &rng);
+        }
 }
 
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv) {
-    int devices = 0;
-    const cudaError_t err = cudaGetDeviceCount(&devices);
-    if (err != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s): GPU tests need one\n",
-               err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-        return SKIP_RETURN_CODE;
-    }
+    if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpu_matches_reference_grid),
         cmocka_unit_test(gpu_patterns),

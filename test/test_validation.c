@@ -823,6 +823,13 @@ static void test_status_strings(void **state) {
         /* Success must never be claimed for a value that is not a status. */
         if (strcmp(m, msg[ALPHAMOE_OK]) == 0) fail_msg("unknown status %d reads as success", unknown[i]);
     }
+    /* Specialization names: the four values, and NULL for any other int a C
+     * caller may pass. */
+    assert_string_equal(alphamoe_specialization_name(ALPHAMOE_SPECIALIZATION_AUTO), "auto");
+    assert_string_equal(alphamoe_specialization_name(ALPHAMOE_SPECIALIZATION_LARGE), "large");
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; ++i)
+        if (unknown[i] < 0 || unknown[i] > ALPHAMOE_SPECIALIZATION_LARGE)
+            assert_null(alphamoe_specialization_name((alphamoe_specialization)unknown[i]));
 }
 
 /* ------------------------------------------------------------ selection */
@@ -1028,6 +1035,40 @@ static void test_select_errors(void **state) {
     alphamoe_router_destroy(r);
 }
 
+/* Attributes and token counts at the ends of their types: multiprocessor
+ * count times occupancy past INT32_MAX, and M = INT32_MAX on a router that
+ * allows it (E = k = block_m = 1 has capacity exactly INT32_MAX). The grid
+ * must still be a valid one, never a wrapped or divided-by-zero value. */
+static void test_select_extreme_attributes(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x3004);
+    const alphamoe_device_attributes extremes[] = {
+        device_attrs(90, 65536, 65536, 1),        device_attrs(90, INT32_MAX, INT32_MAX, 1),
+        device_attrs(90, INT32_MAX, 1, 1),        device_attrs(90, 1, INT32_MAX, 1),
+        device_attrs(90, 46341, 46341, 1),        device_attrs(90, 132, 1, 1),
+        device_attrs(90, 1, 1, 1),                device_attrs(90, INT32_MAX, INT32_MAX, 0),
+    };
+    for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
+        alphamoe_router *big = make_router(1, 1, 1, INT32_MAX, 0u, forced);
+        alphamoe_router *wide = make_router(512, 16, 256, 100000, ALPHAMOE_FLAG_SHARED_EXPERT, forced);
+        for (size_t a = 0; a < sizeof extremes / sizeof extremes[0]; ++a) {
+            const alphamoe_device_attributes *d = &extremes[a];
+            if (!d->cooperative_launch && forced >= ALPHAMOE_SPECIALIZATION_SMALL) {
+                expect_select_status(big, INT32_MAX, d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE, "no cooperative launch");
+                continue;
+            }
+            const int32_t big_tokens[] = {0, 1, 17, 513, INT32_MAX - 255, INT32_MAX - 1, INT32_MAX,
+                                          (int32_t)rng_below(&rng, INT32_MAX)};
+            for (size_t m = 0; m < sizeof big_tokens / sizeof big_tokens[0]; ++m)
+                check_selection(big, forced, big_tokens[m], d);
+            for (int i = 0; i < 50; ++i) check_selection(wide, forced, (int32_t)rng_below(&rng, 100001), d);
+        }
+        alphamoe_router_destroy(big);
+        alphamoe_router_destroy(wide);
+    }
+}
+
 int main(void) {
     test_base_seed();
     const struct CMUnitTest tests[] = {
@@ -1052,6 +1093,7 @@ int main(void) {
         cmocka_unit_test(test_select_sweep),
         cmocka_unit_test(test_select_no_cooperative_launch),
         cmocka_unit_test(test_select_errors),
+        cmocka_unit_test(test_select_extreme_attributes),
     };
     return cmocka_run_group_tests_name("validation", tests, NULL, NULL);
 }

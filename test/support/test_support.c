@@ -1,5 +1,7 @@
 #include "test_support.h"
 
+#include "logit_classes.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -59,6 +61,7 @@ const char *logit_pattern_name(logit_pattern pattern) {
     case LOGITS_ALL_EQUAL: return "all-equal";
     case LOGITS_NONFINITE: return "non-finite";
     case LOGITS_RANDOM_BITS: return "random-bits";
+    case LOGITS_ROW_CLASSES: return "row-classes";
     default: return "?";
     }
 }
@@ -81,6 +84,11 @@ void fill_logits(test_rng *rng, float *logits, int32_t M, int32_t E, int64_t str
                  logit_pattern pattern, int32_t hot) {
     for (int32_t t = 0; t < M; ++t) {
         float *row = logits + (int64_t)t * stride;
+        if (pattern == LOGITS_ROW_CLASSES) {
+            fill_row_of_class(rng, row, E, (logit_row_class)rng_below(rng, ROW_CLASS_COUNT));
+            for (int64_t e = E; e < stride; ++e) row[e] = bits_to_float(0x7FC0BEEFu);
+            continue;
+        }
         const float row_value = rng_uniform(rng, -3.0f, 3.0f);
         const int levels = 1 + (int)rng_below(rng, 4);
         for (int32_t e = 0; e < E; ++e) {

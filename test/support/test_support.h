@@ -34,6 +34,7 @@ typedef enum logit_pattern {
     LOGITS_ALL_EQUAL,   /* every logit of a row equal */
     LOGITS_NONFINITE,   /* rows mixing NaN, +-inf, -0.0, +0.0, denormals and numbers */
     LOGITS_RANDOM_BITS, /* arbitrary 32-bit patterns */
+    LOGITS_ROW_CLASSES, /* each row one class of bits (logit_classes.h): all NaN, all +inf, ... */
     LOGITS_PATTERN_COUNT
 } logit_pattern;
 
