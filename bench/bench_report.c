@@ -69,7 +69,8 @@ void print_floors(const bench_run *run) {
     print_floor_line(what, &f->barrier);
     snprintf(what, sizeof(what), "device-to-device copy of %.2f MB (E512 M16384 logits)", (double)f->copy_bytes * 1e-6);
     print_floor_line(what, &f->copy);
-    printf("  copy rate %.0f GB/s; a shape's bandwidth floor = its logits bytes / this rate\n",
+    printf("  memory rate %.0f GB/s (bytes read + written by the copy / its time);\n"
+           "  a shape's bandwidth floor = its logits bytes / this rate\n",
            f->copy_bytes_per_us * 1e-3);
 }
 

@@ -69,7 +69,9 @@ static int measure_copy(bench_device *d, const sampling_plan *plan, floor_figure
                         METRIC_COPY_SUM};
     if (rc == 0) rc = measure_cold(d, &w, plan, &out->copy);
     out->copy_bytes = FLOOR_COPY_BYTES;
-    if (rc == 0) out->copy_bytes_per_us = (double)out->copy_bytes / out->copy.median_us;
+    /* A copy reads and writes every byte: its memory traffic is twice its
+     * size, and that traffic over its time is the device's memory rate. */
+    if (rc == 0) out->copy_bytes_per_us = 2.0 * (double)out->copy_bytes / out->copy.median_us;
     if (c.src) cudaFree(c.src);
     if (c.dst) cudaFree(c.dst);
     return rc;
