@@ -315,7 +315,7 @@ int main(int argc, char **argv) {
     printf("seed %llu (ALPHAMOE_TEST_SEED=%llu replays it)\n", (unsigned long long)seed, (unsigned long long)seed);
     static float logits[M * E];
     for (int i = 0; i < M * E; ++i) logits[i] = rng_uniform(-8.f, 8.f);
-    for (int x = 0; x < E; x += 3) logits[5 * E + x] = 1.f; /* a row with ties */
+    for (int x = 0; x < E; ++x) logits[5 * E + x] = x % 3 ? -0.5f : 1.f; /* a row of ties */
     static int32_t ids[M * K], sorted[M * K * BLOCK_M + E * BLOCK_M], blocks[M * K + E];
     static float weights[M * K];
     int32_t live = POISON;
