@@ -107,9 +107,9 @@ fn version_and_kernels_are_reported() {
     assert_eq!(alphamoe_router::version_number(), parts[0] * 10000 + parts[1] * 100 + parts[2]);
     let names = alphamoe_router::kernel_names();
     assert_eq!(names.len(), 6, "{:?}", names);
-    for i in 0..names.len() {
+    for (i, name) in names.iter().enumerate() {
         let archs = alphamoe_router::kernel_images(i).unwrap();
-        assert!(!archs.is_empty() && archs.iter().all(|a| [90, 100, 103].contains(a)), "{}: {:?}", names[i], archs);
+        assert!(!archs.is_empty() && archs.iter().all(|a| [90, 100, 103].contains(a)), "{}: {:?}", name, archs);
     }
 }
 
