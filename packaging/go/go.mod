@@ -1,0 +1,3 @@
+module alphamoe/router
+
+go 1.19

@@ -1,0 +1,46 @@
+package router
+
+// #cgo pkg-config: alphamoe-router
+// #include <alphamoe/router.h>
+import "C"
+
+// Version is the library's version, e.g. "0.1.0".
+func Version() string { return C.GoString(C.alphamoe_version_string()) }
+
+// VersionNumber is the library's version as major*10000 + minor*100 + patch.
+func VersionNumber() uint32 { return uint32(C.alphamoe_version_number()) }
+
+// KernelNames are the kernels the library holds, e.g. "tiny_routed".
+func KernelNames() []string {
+	var names []string
+	for i := 0; ; i++ {
+		name := C.alphamoe_kernel_name(C.int32_t(i))
+		if name == nil {
+			return names
+		}
+		names = append(names, C.GoString(name))
+	}
+}
+
+// KernelImages are the architectures (90, 100, 103) embedded for kernel index.
+func KernelImages(index int) ([]int32, error) {
+	var count C.int32_t
+	if err := check(C.alphamoe_kernel_images(C.int32_t(index), nil, 0, &count)); err != nil {
+		return nil, err
+	}
+	archs := make([]int32, int(count)+1)
+	if err := check(C.alphamoe_kernel_images(C.int32_t(index), (*C.int32_t)(&archs[0]), count, &count)); err != nil {
+		return nil, err
+	}
+	return archs[:count], nil
+}
+
+// DeviceCount is the number of CUDA devices the driver sees; ErrNoDriver or
+// ErrNoDevice when there is none.
+func DeviceCount() (int, error) {
+	var count C.int32_t
+	if err := check(C.alphamoe_device_count(&count)); err != nil {
+		return 0, err
+	}
+	return int(count), nil
+}

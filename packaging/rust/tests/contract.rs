@@ -1,0 +1,222 @@
+//! The installed library through this crate: the CPU reference against the
+//! routing contract computed here, bad input, and a GPU route that either
+//! matches the reference or reports that there is no driver or device.
+mod common;
+
+use alphamoe_router::{DeviceBuffers, Params, Router, Status, FLAG_SHARED_EXPERT};
+use common::contract::{self, Outputs};
+use common::cuda::{self, Gpu};
+use common::{random_logits, seed, Rng};
+
+const POISON: i32 = 0x5A5A_5A5A;
+
+fn host_outputs(plan: &alphamoe_router::Plan) -> Outputs<'_> {
+    Outputs {
+        topk_ids: plan.topk_ids(),
+        topk_weights: plan.topk_weights(),
+        sorted_token_ids: plan.sorted_token_ids_buffer(),
+        expert_ids: plan.expert_ids_buffer(),
+        num_tokens_post_padded: plan.num_tokens_post_padded() as i32,
+        expert_counts: plan.expert_counts(),
+        expert_offsets: plan.expert_offsets(),
+        pair_to_sorted: plan.pair_to_sorted(),
+        poison: Some(POISON),
+    }
+}
+
+/// (E, k, block_m, max_tokens, M, flags): routed and shared-expert, more
+/// experts than pairs and the other way round, block_m 1 and large.
+const CASES: &[(usize, usize, usize, usize, usize, u32)] = &[
+    (8, 2, 4, 5, 5, 0),
+    (64, 6, 16, 40, 33, 0),
+    (512, 10, 8, 20, 17, 0),
+    (16, 16, 1, 9, 9, 0),
+    (128, 8, 64, 100, 100, FLAG_SHARED_EXPERT),
+    (7, 3, 256, 3, 2, FLAG_SHARED_EXPERT),
+];
+
+#[test]
+fn host_reference_follows_the_contract() {
+    let seed = seed("host_reference_follows_the_contract");
+    let mut rng = Rng::new(seed);
+    for &(e, k, bm, max_tokens, m, flags) in CASES {
+        let params = Params { flags, ..Params::new(e, k, bm, max_tokens) };
+        let router = Router::with_params(&params).expect("valid parameters");
+        let sizes = router.sizes();
+        let capacity = contract::expected_capacity(&params);
+        assert_eq!(sizes.sorted_token_ids, capacity, "capacity of {:?}", params);
+        assert_eq!(sizes.expert_ids, capacity / bm, "expert_ids of {:?}", params);
+        assert_eq!((sizes.topk_ids, sizes.topk_weights, sizes.pair_to_sorted), (max_tokens * k, max_tokens * k, max_tokens * k));
+        assert_eq!((sizes.expert_counts, sizes.expert_offsets), (e, e + 1));
+
+        let logits = random_logits(&mut rng, m, e);
+        let mut plan = router.plan();
+        plan.fill(POISON, f32::from_bits(POISON as u32));
+        router.route_host_into(m, &logits, &mut plan).expect("route_host");
+        if let Err(why) = contract::check(&params, m, &logits, &host_outputs(&plan)) {
+            panic!("{:?}, M = {}, seed {}: {}", params, m, seed, why);
+        }
+        // A new plan from route_host holds the same result.
+        let again = router.route_host(m, &logits).expect("route_host");
+        assert_eq!(again.topk_ids(), plan.topk_ids());
+        assert_eq!(again.sorted_token_ids(), plan.sorted_token_ids());
+    }
+}
+
+#[test]
+fn zero_tokens_give_an_empty_plan() {
+    let router = Router::new(32, 4, 8, 16).unwrap();
+    let mut plan = router.plan();
+    plan.fill(POISON, 0.0);
+    router.route_host_into(0, &[], &mut plan).unwrap();
+    assert_eq!(plan.num_tokens_post_padded(), 0);
+    assert!(plan.sorted_token_ids().is_empty() && plan.topk_ids().is_empty());
+    assert!(plan.sorted_token_ids_buffer().iter().all(|&x| x == POISON), "M = 0 wrote into sorted_token_ids");
+}
+
+#[test]
+fn bad_input_is_an_error_with_the_status_message() {
+    let err = Router::new(64, 0, 16, 8).unwrap_err();
+    assert_eq!(err.status(), Status::TOP_K);
+    assert!(err.to_string().starts_with("ALPHAMOE_ERROR_TOP_K"), "message: {}", err);
+    assert_eq!(Router::new(513, 4, 16, 8).unwrap_err().status(), Status::NUM_EXPERTS);
+    assert_eq!(Router::new(64, 4, 0, 8).unwrap_err().status(), Status::BLOCK_M);
+    let shared = Params { flags: FLAG_SHARED_EXPERT, ..Params::new(64, 1, 16, 8) };
+    assert_eq!(Router::with_params(&shared).unwrap_err().status(), Status::SHARED_EXPERT);
+
+    let router = Router::new(64, 4, 16, 8).unwrap();
+    let logits = vec![0.5f32; 9 * 64];
+    let mut plan = router.plan();
+    plan.fill(POISON, 0.0);
+    let err = router.route_host_into(9, &logits, &mut plan).unwrap_err();
+    assert_eq!(err.status(), Status::NUM_TOKENS, "{}", err);
+    let err = router.route_host_into(2, &logits[..100], &mut plan).unwrap_err();
+    assert_eq!(err.status(), Status::INVALID_ARGUMENT, "{}", err);
+    assert!(plan.sorted_token_ids_buffer().iter().all(|&x| x == POISON), "a rejected call wrote");
+    assert_eq!(plan.num_tokens_post_padded() as i32, POISON);
+    // A plan of another router does not fit.
+    let small = Router::new(64, 2, 16, 1).unwrap();
+    assert_eq!(router.route_host_into(1, &logits, &mut small.plan()).unwrap_err().status(), Status::INVALID_ARGUMENT);
+}
+
+#[test]
+fn version_and_kernels_are_reported() {
+    let v = alphamoe_router::version();
+    let parts: Vec<u32> = v.split('.').map(|p| p.parse().expect("numeric version")).collect();
+    assert_eq!(parts.len(), 3, "version {}", v);
+    assert_eq!(alphamoe_router::version_number(), parts[0] * 10000 + parts[1] * 100 + parts[2]);
+    let names = alphamoe_router::kernel_names();
+    assert_eq!(names.len(), 6, "{:?}", names);
+    for (i, name) in names.iter().enumerate() {
+        let archs = alphamoe_router::kernel_images(i).unwrap();
+        assert!(!archs.is_empty() && archs.iter().all(|a| [90, 100, 103].contains(a)), "{}: {:?}", name, archs);
+    }
+}
+
+#[test]
+fn gpu_route_matches_the_reference_or_reports_no_gpu() {
+    let seed = seed("gpu_route_matches_the_reference_or_reports_no_gpu");
+    let mut rng = Rng::new(seed);
+    let (e, k, bm, m) = (128, 8, 16, 300);
+    let params = Params::new(e, k, bm, m);
+    let router = Router::with_params(&params).unwrap();
+    let sizes = router.sizes();
+    let logits = random_logits(&mut rng, m, e);
+    let host = router.route_host(m, &logits).unwrap();
+
+    let cuda = match cuda::open() {
+        Gpu::Ready(cuda) => cuda,
+        Gpu::NoDriver(why) | Gpu::NoDevice(why) => {
+            // The same call with host memory where device memory would be:
+            // the library must refuse before touching any of it.
+            let mut ids = vec![POISON; sizes.topk_ids];
+            let mut weights = vec![POISON; sizes.topk_weights];
+            let mut sorted = vec![POISON; sizes.sorted_token_ids];
+            let mut blocks = vec![POISON; sizes.expert_ids];
+            let mut live = vec![POISON; 1];
+            let mut workspace = vec![0u64; sizes.workspace_bytes / 8 + 1];
+            let buffers = DeviceBuffers {
+                topk_ids: ids.as_mut_ptr() as u64,
+                topk_weights: weights.as_mut_ptr() as u64,
+                sorted_token_ids: sorted.as_mut_ptr() as u64,
+                sorted_token_ids_capacity: sorted.len(),
+                expert_ids: blocks.as_mut_ptr() as u64,
+                expert_ids_capacity: blocks.len(),
+                num_tokens_post_padded: live.as_mut_ptr() as u64,
+                workspace: workspace.as_mut_ptr() as u64,
+                workspace_bytes: sizes.workspace_bytes,
+                ..Default::default()
+            };
+            // SAFETY: without a driver the library launches nothing.
+            let err = unsafe { router.route(m, logits.as_ptr() as u64, &buffers, std::ptr::null_mut()) }
+                .expect_err("a GPU route without a driver or device succeeded");
+            assert!(
+                err.status() == Status::NO_DRIVER || err.status() == Status::NO_DEVICE,
+                "without a GPU ({}) the route said {}",
+                why,
+                err
+            );
+            assert!(ids.iter().chain(&sorted).chain(&blocks).chain(&live).chain(&weights).all(|&x| x == POISON));
+            println!("GPU part skipped: {}; the route call said \"{}\"", why, err);
+            return;
+        }
+    };
+
+    let poison = 0x5Au8;
+    let d_logits = cuda.upload(&logits);
+    let d_ids = cuda.alloc(sizes.topk_ids * 4, poison);
+    let d_weights = cuda.alloc(sizes.topk_weights * 4, poison);
+    let d_sorted = cuda.alloc(sizes.sorted_token_ids * 4, poison);
+    let d_blocks = cuda.alloc(sizes.expert_ids * 4, poison);
+    let d_live = cuda.alloc(4, poison);
+    let d_counts = cuda.alloc(sizes.expert_counts * 4, poison);
+    let d_offsets = cuda.alloc(sizes.expert_offsets * 4, poison);
+    let d_pairs = cuda.alloc(sizes.pair_to_sorted * 4, poison);
+    let d_workspace = cuda.alloc(sizes.workspace_bytes, 0);
+    let buffers = DeviceBuffers {
+        topk_ids: d_ids.address,
+        topk_weights: d_weights.address,
+        sorted_token_ids: d_sorted.address,
+        sorted_token_ids_capacity: sizes.sorted_token_ids,
+        expert_ids: d_blocks.address,
+        expert_ids_capacity: sizes.expert_ids,
+        num_tokens_post_padded: d_live.address,
+        expert_counts: d_counts.address,
+        expert_offsets: d_offsets.address,
+        pair_to_sorted: d_pairs.address,
+        workspace: d_workspace.address,
+        workspace_bytes: sizes.workspace_bytes,
+    };
+    // SAFETY: device buffers of the sizes the router gives, alive until the
+    // synchronize below.
+    unsafe { router.route(m, d_logits.address, &buffers, std::ptr::null_mut()) }.expect("GPU route");
+    cuda.synchronize().expect("the route kernel failed");
+
+    let ids: Vec<i32> = d_ids.download();
+    let weights: Vec<f32> = d_weights.download();
+    let sorted: Vec<i32> = d_sorted.download();
+    let blocks: Vec<i32> = d_blocks.download();
+    let live: Vec<i32> = d_live.download();
+    let counts: Vec<i32> = d_counts.download();
+    let offsets: Vec<i32> = d_offsets.download();
+    let pairs: Vec<i32> = d_pairs.download();
+    let gpu = Outputs {
+        topk_ids: &ids,
+        topk_weights: &weights,
+        sorted_token_ids: &sorted,
+        expert_ids: &blocks,
+        num_tokens_post_padded: live[0],
+        expert_counts: &counts,
+        expert_offsets: &offsets,
+        pair_to_sorted: &pairs,
+        poison: Some(POISON),
+    };
+    if let Err(why) = contract::check(&params, m, &logits, &gpu) {
+        panic!("GPU result, seed {}: {}", seed, why);
+    }
+    assert_eq!(&ids[..], host.topk_ids(), "GPU and CPU ids differ (seed {})", seed);
+    assert_eq!(&sorted[..host.sorted_token_ids().len()], host.sorted_token_ids(), "plans differ (seed {})", seed);
+    assert_eq!(&blocks[..host.expert_ids().len()], host.expert_ids(), "expert_ids differ (seed {})", seed);
+    assert_eq!(&pairs[..], host.pair_to_sorted(), "pair_to_sorted differs (seed {})", seed);
+    println!("GPU route of {} tokens matches the CPU reference", m);
+}
