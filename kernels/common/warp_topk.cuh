@@ -100,29 +100,34 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
     }
 }
 
-// The n-th largest of one key per lane, counting equal keys separately.
-__device__ __forceinline__ uint32_t warp_nth_largest(uint32_t key, int n, int lane) {
-    uint32_t top = kNoCandidateKey;
-    for (int r = 0; r < n; ++r) {
-        top = __reduce_max_sync(kFullMask, key);
-        const uint32_t holders = __ballot_sync(kFullMask, key == top);
-        if (lane == __ffs(holders) - 1) key = kNoCandidateKey;
+// The n-th largest of one key per lane, counting equal keys separately
+// (1 <= n <= 32). Every lane counts the keys above and at least its own,
+// so there is no chain of reductions: the latency of one pass of shuffles.
+__device__ __forceinline__ uint32_t warp_nth_largest(uint32_t key, int n) {
+    int above = 0, at_least = 0;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+        const uint32_t other = __shfl_sync(kFullMask, key, j);
+        above += other > key ? 1 : 0;
+        at_least += other >= key ? 1 : 0;
     }
-    return top;
+    const uint32_t holders = __ballot_sync(kFullMask, above < n && n <= at_least);
+    return __shfl_sync(kFullMask, key, __ffs(holders) - 1);
 }
 
-// Scratch of one warp for warp_rank_keys: the gathered candidates.
+// Scratch of one warp for warp_rank_keys.
 struct RankScratch {
-    uint32_t key[32];
+    uint32_t key[32];   // gathered candidates, then the chosen ones by rank
     int32_t id[32];
 };
 
-// Ranks the keys like warp_rank_keys_by_rounds, cheaper. Let T be the
-// n_select-th largest of the lanes' largest keys: those lanes hold n_select
-// distinct experts with keys >= T, so every chosen expert has a key >= T.
-// Typically few keys reach T; when at most 32 do, they are gathered one per
-// lane and ranked by rounds that need no rescan. Otherwise (many equal keys)
-// the general rounds run. Both give the contract's order exactly.
+// Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
+// chain. Let T be the n_select-th largest of the lanes' largest keys: those
+// lanes hold n_select distinct experts with keys >= T, so every chosen
+// expert has a key >= T. Typically few keys reach T; when at most 32 do,
+// they are gathered one per lane and each finds its rank by counting the
+// candidates ahead of it. Otherwise (many equal keys) the general rounds
+// run. Both give the contract's order exactly.
 template <int S>
 __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
                                                RankScratch &scratch, int32_t &id_out,
@@ -134,53 +139,49 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     uint32_t lane_best = key[0];
 #pragma unroll
     for (int i = 1; i < S; ++i) lane_best = max(lane_best, key[i]);
-    const uint32_t threshold = warp_nth_largest(lane_best, n_select, lane);
-    int32_t mine = 0;
+    const uint32_t threshold = warp_nth_largest(lane_best, n_select);
+    // Slot by slot, a ballot places the lanes' candidates side by side.
+    const uint32_t lanes_before = (1u << lane) - 1u;
+    int gathered = 0;
 #pragma unroll
-    for (int i = 0; i < S; ++i) mine += key[i] >= threshold ? 1 : 0;
-    if (__reduce_add_sync(kFullMask, static_cast<uint32_t>(mine)) > 32u) {
+    for (int i = 0; i < S; ++i) {
+        const bool candidate = key[i] >= threshold;
+        const uint32_t mask = __ballot_sync(kFullMask, candidate);
+        const int at = gathered + __popc(mask & lanes_before);
+        if (candidate && at < 32) {
+            scratch.key[at] = key[i];
+            scratch.id[at] = i * 32 + lane;
+        }
+        gathered += __popc(mask);
+    }
+    if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
     }
-    int32_t at = mine;  // inclusive prefix over lanes, then exclusive
+    __syncwarp();
+    const uint32_t candidate = lane < gathered ? scratch.key[lane] : kNoCandidateKey;
+    const int32_t candidate_id = lane < gathered ? scratch.id[lane] : 0x7fffffff;
+    // Rank = candidates ahead in the contract's order: a larger key, or an
+    // equal key and a lower id. Ranks are distinct.
+    int rank = 0;
 #pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-        const int32_t up = __shfl_up_sync(kFullMask, at, offset);
-        if (lane >= offset) at += up;
-    }
-    const int32_t gathered = __shfl_sync(kFullMask, at, 31);
-    at -= mine;
-#pragma unroll
-    for (int i = 0; i < S; ++i) {
-        if (key[i] >= threshold) {
-            scratch.key[at] = key[i];
-            scratch.id[at] = i * 32 + lane;
-            ++at;
-        }
+    for (int j = 0; j < 32; ++j) {
+        const uint32_t other = __shfl_sync(kFullMask, candidate, j);
+        const int32_t other_id = __shfl_sync(kFullMask, candidate_id, j);
+        rank += (other > candidate || (other == candidate && other_id < candidate_id)) ? 1 : 0;
     }
     __syncwarp();
-    uint32_t candidate = lane < gathered ? scratch.key[lane] : kNoCandidateKey;
-    const int32_t candidate_id = lane < gathered ? scratch.id[lane] : 0x7fffffff;
-    __syncwarp();  // the scratch is reused by the warp's next token
-    first_key = kNanKey;
-    for (int r = 0; r < n_select; ++r) {
-        const uint32_t top = __reduce_max_sync(kFullMask, candidate);
-        const bool holds_top = candidate == top;
-        uint32_t holders = __ballot_sync(kFullMask, holds_top);
-        if ((holders & (holders - 1u)) != 0u) {
-            const int32_t lowest = static_cast<int32_t>(__reduce_min_sync(
-                kFullMask, holds_top ? static_cast<uint32_t>(candidate_id) : 0xffffffffu));
-            holders = __ballot_sync(kFullMask, holds_top && candidate_id == lowest);
-        }
-        const int winner_lane = __ffs(holders) - 1;
-        const int32_t winner_id = __shfl_sync(kFullMask, candidate_id, winner_lane);
-        if (r == 0) first_key = top;
-        if (lane == r) {
-            id_out = winner_id;
-            key_out = top;
-        }
-        if (lane == winner_lane) candidate = kNoCandidateKey;
+    if (lane < gathered && rank < n_select) {
+        scratch.key[rank] = candidate;
+        scratch.id[rank] = candidate_id;
     }
+    __syncwarp();
+    if (lane < n_select) {
+        key_out = scratch.key[lane];
+        id_out = scratch.id[lane];
+    }
+    first_key = scratch.key[0];
+    __syncwarp();  // the scratch is reused by the warp's next token
 }
 
 // Renormalized softmax over the chosen logits, one per active lane, with the
