@@ -72,28 +72,6 @@ __device__ __forceinline__ const float *token_row(const RouteArgs &a, int32_t t)
     return a.logits + static_cast<int64_t>(t) * a.row_stride;
 }
 
-// Asks L2 for every 128-byte line of the warp's rows after its first, so
-// the rows stream in at full memory bandwidth while earlier ones are ranked:
-// one row in flight per warp is far too little to cover memory latency.
-__device__ __forceinline__ void prefetch_rows_to_l2(const RouteArgs &a, TokenRange range, int lane) {
-    const int32_t rows = range.end - range.begin - 1;
-    if (rows <= 0) return;
-    const uintptr_t first = reinterpret_cast<uintptr_t>(token_row(a, range.begin + 1));
-    const uintptr_t row_bytes = static_cast<uintptr_t>(a.row_stride) * sizeof(float);
-    // Lines a row touches, counted from the line holding its first element.
-    const int32_t lines = static_cast<int32_t>(((first & 127u) + a.num_experts * sizeof(float) + 127u) >> 7);
-    for (int32_t i = lane; i < rows * lines; i += 32) {
-        const int32_t row = i / lines;
-        const uintptr_t start = first + row * row_bytes;
-        const uintptr_t line = (start & ~uintptr_t(127)) + static_cast<uintptr_t>(i - row * lines) * 128u;
-        // The first line may begin before the row and the last end after
-        // it: clamp to the row so the address always lies inside it.
-        const uintptr_t last = start + (a.num_experts - 1) * sizeof(float);
-        const uintptr_t at = line < start ? start : (line > last ? last : line);
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
-    }
-}
-
 // Phase 1: rank each token of the warp's range, write its ids and weights,
 // count its pairs per expert. The next token's logits are loaded while the
 // current one is ranked, so a warp always has a row in flight.
@@ -111,7 +89,6 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     if (any) {  // first, so the loads overlap the clearing below
         next = load_row_slice<S>(token_row(a, range.begin), n_candidates, lane);
         if (kShared) next_shared = __ldg(token_row(a, range.begin) + shared_id);
-        prefetch_rows_to_l2(a, range, lane);
     }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
