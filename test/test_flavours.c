@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common/score_math.h"
+#include "flavour_inputs.h"
 #include "flavour_reference.h"
 #include "logits_types.h"
 #include "test_support.h"
@@ -29,19 +30,6 @@
 static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 
 /* ------------------------------------------------------------ one case */
-
-typedef enum bias_pattern {
-    BIAS_RANDOM,    /* uniform in [-1, 1): reorders experts */
-    BIAS_ZERO,      /* all zero: keys are the sigmoid scores */
-    BIAS_TIES,      /* a few levels, on scores of a few levels: heavy ties of keys */
-    BIAS_NONFINITE, /* NaN, +-inf and numbers mixed */
-    BIAS_PATTERN_COUNT
-} bias_pattern;
-
-static const char *bias_pattern_name(bias_pattern b) {
-    static const char *const names[] = {"random", "zero", "ties", "non-finite"};
-    return names[b];
-}
 
 typedef enum ep_mode { EP_NONE, EP_RANGE, EP_MAP, EP_MAP_JUNK } ep_mode;
 
@@ -62,10 +50,10 @@ static void describe(const flavour_case *c, char *buf, size_t size) {
     static const char *const ep_names[] = {"none", "range", "map", "map+junk"};
     snprintf(buf, size,
              "E=%d k=%d block_m=%d M=%d max_tokens=%d stride=%" PRId64 " flags=0x%x scoring=%s logits=%s "
-             "groups=%d/%d scale=%g ep=%s(%d,%d) optional=%d pattern=%s bias=%s",
+             "groups=%d keep=%d scale=%g ep=%s(%d,%d) optional=%d pattern=%s bias=%s",
              c->E, c->k, c->bm, c->M, c->max_tokens, c->stride, c->flags,
              c->scoring == ALPHAMOE_SCORING_SIGMOID ? "sigmoid" : "softmax", logits_type_name(c->logits_type),
-             c->topk_groups, c->groups, (double)c->scale, ep_names[c->ep], c->ep_begin, c->ep_count, c->optional,
+             c->groups, c->topk_groups, (double)c->scale, ep_names[c->ep], c->ep_begin, c->ep_count, c->optional,
              logit_pattern_name(c->pattern),
              (c->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? bias_pattern_name(c->bias) : "none");
 }
@@ -86,43 +74,6 @@ static alphamoe_params case_params(const flavour_case *c) {
         p.local_expert_count = c->ep_count;
     }
     return p;
-}
-
-static void fill_bias(test_rng *rng, float *bias, int32_t E, bias_pattern pattern) {
-    static const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e30f, -1e30f};
-    for (int32_t e = 0; e < E; ++e) {
-        switch (pattern) {
-        case BIAS_ZERO: bias[e] = 0.0f; break;
-        case BIAS_TIES: bias[e] = (float)rng_below(rng, 3) * 0.25f; break;
-        case BIAS_NONFINITE:
-            bias[e] = rng_below(rng, 2) ? specials[rng_below(rng, COUNT_OF(specials))] : rng_uniform(rng, -1, 1);
-            break;
-        default: bias[e] = rng_uniform(rng, -1.0f, 1.0f); break;
-        }
-    }
-}
-
-/* A map of the E global experts onto L local ids: each local id owned by
- * one global expert, the rest -1; with junk, some of the rest get values
- * outside [0, L) other than -1, which the contract reads as -1. */
-static void fill_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk) {
-    int32_t *perm = malloc((size_t)E * sizeof *perm);
-    assert_non_null(perm);
-    for (int32_t e = 0; e < E; ++e) perm[e] = e;
-    for (int32_t e = E - 1; e > 0; --e) {
-        const int32_t j = (int32_t)rng_below(rng, (uint32_t)e + 1);
-        const int32_t t = perm[e];
-        perm[e] = perm[j];
-        perm[j] = t;
-    }
-    for (int32_t e = 0; e < E; ++e) map[e] = -1;
-    for (int32_t l = 0; l < L; ++l) map[perm[l]] = l;
-    if (junk) {
-        const int32_t junk_values[] = {L, L + 1, 1000, -2, INT32_MIN, INT32_MAX};
-        for (int32_t i = L; i < E; ++i)
-            if (rng_below(rng, 2)) map[perm[i]] = junk_values[rng_below(rng, COUNT_OF(junk_values))];
-    }
-    free(perm);
 }
 
 typedef struct case_data {
@@ -151,7 +102,7 @@ static void case_data_make(test_rng *rng, const flavour_case *c, case_data *d) {
     d->map = malloc((size_t)c->E * sizeof *d->map);
     assert_true(d->bias && d->map);
     fill_bias(rng, d->bias, c->E, c->bias);
-    fill_map(rng, d->map, c->E, c->ep_count > 0 ? c->ep_count : c->E, c->ep == EP_MAP_JUNK);
+    fill_expert_map(rng, d->map, c->E, c->ep_count > 0 ? c->ep_count : c->E, c->ep == EP_MAP_JUNK);
 }
 
 static void case_data_free(case_data *d) {
