@@ -21,13 +21,13 @@
 #ifndef ALPHAMOE_KERNELS_SCORE_MATH_H
 #define ALPHAMOE_KERNELS_SCORE_MATH_H
 
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__CUDACC__)
 #define ALPHAMOE_SCORE_FN static __host__ __device__ __forceinline__
 #else
-#include <math.h>
-#include <string.h>
 #define ALPHAMOE_SCORE_FN static inline
 #endif
 
@@ -102,7 +102,7 @@ ALPHAMOE_SCORE_FN float alphamoe_f16_to_float(uint16_t h) {
     if (exponent == 0u) {
         /* mantissa * 2^-24: the integer and the power of two are exact in
          * fp32, so is their product. */
-        const float magnitude = alphamoe_fmul((float)mantissa, 5.9604644775390625e-08f);
+        const float magnitude = alphamoe_fmul((float)mantissa, 0x1p-24f);
         return alphamoe_bits_float(sign | alphamoe_float_bits(magnitude));
     }
     return alphamoe_bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
@@ -111,29 +111,31 @@ ALPHAMOE_SCORE_FN float alphamoe_f16_to_float(uint16_t h) {
 /* ---- sigmoid ---- */
 
 /* e^t for t in [-104, 0]. Range reduction t = n ln2 + r with n = round(t /
- * ln2) and |r| <= ln2 / 2, e^r by its Taylor polynomial of degree 7
- * (truncation below 2^-27 relative), then the exact scaling by 2^n. */
+ * ln2) (ties to even) and |r| <= ln2 / 2, e^r by its Taylor polynomial of
+ * degree 7 (truncation below 2^-27 relative) evaluated by Horner's rule
+ * with fused multiply-adds, then the exact scaling by 2^n. The constants
+ * are binary32 values written exactly (hexadecimal). */
 ALPHAMOE_SCORE_FN float alphamoe_exp_nonpositive(float t) {
     /* Adding 1.5 * 2^23 rounds to an integer; in that binade the integer
      * is the difference of the bit patterns. */
-    const float round_magic = 12582912.0f;
-    const float shifted = alphamoe_ffma(t, 1.44269502f /* log2(e) */, round_magic);
+    const float round_magic = 0x1.8p+23f;
+    const float shifted = alphamoe_ffma(t, 0x1.715476p+0f /* log2(e) */, round_magic);
     const float n = alphamoe_fadd(shifted, -round_magic); /* in [-150, 0] */
     /* ln2 split in two: n * ln2_hi is exact and so is t - n * ln2_hi. */
-    float r = alphamoe_ffma(n, -0.693145751953125f, t);
-    r = alphamoe_ffma(n, -1.42860677e-06f, r);
-    float p = 1.98412701e-04f;            /* 1/7! */
-    p = alphamoe_ffma(p, r, 1.38888892e-03f); /* 1/6! */
-    p = alphamoe_ffma(p, r, 8.33333377e-03f); /* 1/5! */
-    p = alphamoe_ffma(p, r, 4.16666679e-02f); /* 1/4! */
-    p = alphamoe_ffma(p, r, 1.66666672e-01f); /* 1/3! */
+    float r = alphamoe_ffma(n, -0x1.62e4p-1f, t);
+    r = alphamoe_ffma(n, -0x1.7f7d1cp-20f, r);
+    float p = 0x1.a01a02p-13f;                /* 1/7! */
+    p = alphamoe_ffma(p, r, 0x1.6c16c2p-10f); /* 1/6! */
+    p = alphamoe_ffma(p, r, 0x1.111112p-7f);  /* 1/5! */
+    p = alphamoe_ffma(p, r, 0x1.555556p-5f);  /* 1/4! */
+    p = alphamoe_ffma(p, r, 0x1.555556p-3f);  /* 1/3! */
     p = alphamoe_ffma(p, r, 0.5f);
     p = alphamoe_ffma(p, r, 1.0f);
     p = alphamoe_ffma(p, r, 1.0f);
     int32_t exponent = (int32_t)(alphamoe_float_bits(shifted) - alphamoe_float_bits(round_magic));
     if (exponent < -126) {
         /* 2^n is subnormal: scale in two exact-then-rounded-once steps. */
-        p = alphamoe_fmul(p, 5.42101086e-20f /* 2^-64 */);
+        p = alphamoe_fmul(p, 0x1p-64f);
         exponent += 64;
     }
     return alphamoe_fmul(p, alphamoe_bits_float((uint32_t)(exponent + 127) << 23));
