@@ -22,8 +22,11 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
     int32_t count[ALPHAMOE_MAX_EXPERTS] = {};
     int32_t offset[ALPHAMOE_MAX_EXPERTS + 1] = {};
     int32_t next[ALPHAMOE_MAX_EXPERTS];
+    // Without expert parallelism every expert is its own local id: the
+    // lookups go, which keeps the first version's path as fast as it was.
+    if (L == p.num_experts && p.local_expert_begin == 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP)) local_of = nullptr;
     for (int32_t pair = 0; pair < pairs; ++pair) {
-        const int32_t local = local_of[b.topk_ids[pair]];
+        const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];
         if (local >= 0) ++count[local];
     }
     // Groups in local expert order, each padded to a multiple of block_m.
@@ -34,7 +37,7 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
     // each group is sentinel. Pairs of other ranks have no position.
     memcpy(next, offset, sizeof(int32_t) * static_cast<size_t>(L));
     for (int32_t pair = 0; pair < pairs; ++pair) {
-        const int32_t local = local_of[b.topk_ids[pair]];
+        const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];
         const int32_t pos = local >= 0 ? next[local]++ : -1;
         if (pos >= 0) b.sorted_token_ids[pos] = pair;
         if (b.pair_to_sorted) b.pair_to_sorted[pair] = pos;

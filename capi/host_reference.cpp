@@ -26,10 +26,10 @@ extern "C" alphamoe_status alphamoe_route_host(const alphamoe_router *router, in
 
     int32_t local_of[ALPHAMOE_MAX_EXPERTS];
     local_expert_ids(p, b.expert_map, local_of);
-    float row[ALPHAMOE_MAX_EXPERTS];
+    float row_storage[ALPHAMOE_MAX_EXPERTS];
     float key_storage[ALPHAMOE_MAX_EXPERTS];
     for (int32_t t = 0; t < num_tokens; ++t) {
-        load_logits_row(p, logits, t, row);
+        const float *row = logits_row(p, logits, t, row_storage);
         const float *keys = ranking_keys(p, row, b.correction_bias, key_storage);
         int32_t *ids = b.topk_ids + static_cast<int64_t>(t) * k;
         if (p.num_groups > 1) select_grouped(p, keys, ids);

@@ -13,26 +13,16 @@ static_assert(FLT_EVAL_METHOD == 0, "the host reference needs binary32 float ari
 
 namespace alphamoe {
 
-void load_logits_row(const alphamoe_params &p, const void *logits, int64_t row, float *out) {
+const float *logits_row(const alphamoe_params &p, const void *logits, int64_t row, float *out) {
     const int32_t E = p.num_experts;
     const int64_t first = row * p.logits_row_stride;
-    switch (p.logits_type) {
-    case ALPHAMOE_LOGITS_BF16: {
-        const uint16_t *in = static_cast<const uint16_t *>(logits) + first;
+    if (p.logits_type == ALPHAMOE_LOGITS_F32) return static_cast<const float *>(logits) + first;
+    const uint16_t *in = static_cast<const uint16_t *>(logits) + first;
+    if (p.logits_type == ALPHAMOE_LOGITS_BF16)
         for (int32_t e = 0; e < E; ++e) out[e] = alphamoe_bf16_to_float(in[e]);
-        break;
-    }
-    case ALPHAMOE_LOGITS_F16: {
-        const uint16_t *in = static_cast<const uint16_t *>(logits) + first;
+    else
         for (int32_t e = 0; e < E; ++e) out[e] = alphamoe_f16_to_float(in[e]);
-        break;
-    }
-    default: {
-        const float *in = static_cast<const float *>(logits) + first;
-        for (int32_t e = 0; e < E; ++e) out[e] = in[e];
-        break;
-    }
-    }
+    return out;
 }
 
 const float *ranking_keys(const alphamoe_params &p, const float *logits, const float *bias, float *keys) {

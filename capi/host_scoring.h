@@ -10,8 +10,9 @@
 
 namespace alphamoe {
 
-// Row `row` of the logits, each converted exactly to fp32: out[0..E).
-void load_logits_row(const alphamoe_params &p, const void *logits, int64_t row, float *out);
+// Row `row` of the logits as fp32: the row itself for fp32 logits, else
+// each logit converted exactly into out[0..E), which is returned.
+const float *logits_row(const alphamoe_params &p, const void *logits, int64_t row, float *out);
 
 // The values experts are ranked by: the logits themselves, or with a
 // correction bias fl(sigmoid(L_e) + bias_e). Returns the array to rank by
