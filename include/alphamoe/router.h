@@ -119,7 +119,7 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
 
 /* How logits become scores (alphamoe_params.scoring). */
 typedef enum alphamoe_scoring {
-    ALPHAMOE_SCORING_SOFTMAX = 0, /* weights from the softmax of the logits (v1) */
+    ALPHAMOE_SCORING_SOFTMAX = 0, /* weights from the softmax of the logits (version 0.1's) */
     ALPHAMOE_SCORING_SIGMOID = 1  /* score = sigmoid(logit), per expert */
 } alphamoe_scoring;
 
@@ -159,7 +159,6 @@ typedef struct alphamoe_params {
                                     num_experts (no expert parallelism) */
     uint32_t reserved;           /* must be 0 */
 } alphamoe_params;
-
 
 /* A validated, immutable parameter set. Thread-safe to share. */
 typedef struct alphamoe_router alphamoe_router;
