@@ -7,12 +7,29 @@
 
 #include "alphamoe/router.h"
 
+#define SMX ALPHAMOE_SCORING_SOFTMAX
+#define SIG ALPHAMOE_SCORING_SIGMOID
+
 static const preset kPresets[] = {
-    {"qwen3-next", 512, 10},
-    {"qwen3-moe", 128, 8},
-    {"deepseek-v3", 256, 8},
-    {"mixtral", 8, 2},
+    {"qwen3-next", 512, 10, SMX, false, true, 0, 0, 0.0f, "Qwen3-Next: softmax top-10 of 512, renormalized"},
+    {"qwen3-moe", 128, 8, SMX, false, true, 0, 0, 0.0f, "Qwen3-MoE: softmax top-8 of 128, renormalized"},
+    {"deepseek-v3", 256, 8, SIG, true, true, 8, 4, 2.5f,
+     "DeepSeek-V3/R1: sigmoid, bias, 8 groups keep 4, top-8 of 256, scale 2.5"},
+    {"kimi-k2", 384, 8, SIG, true, true, 1, 1, 2.827f, "Kimi-K2: sigmoid, bias, top-8 of 384, scale 2.827"},
+    {"glm-4.5", 160, 8, SIG, true, true, 1, 1, 2.5f, "GLM-4.5: sigmoid, bias, top-8 of 160, scale 2.5"},
+    {"qwen2-moe", 60, 4, SMX, false, false, 0, 0, 0.0f,
+     "Qwen1.5/Qwen2-MoE: softmax top-4 of 60, full-row probabilities (no renormalization)"},
+    {"llama4", 16, 1, SIG, false, false, 0, 0, 0.0f, "Llama-4: top-1 of 16 by logit, weight sigmoid(logit)"},
+    {"mixtral", 8, 2, SMX, false, true, 0, 0, 0.0f, "Mixtral: softmax top-2 of 8, renormalized"},
 };
+
+const char *logits_type_name(int32_t type) {
+    switch (type) {
+    case ALPHAMOE_LOGITS_BF16: return "bf16";
+    case ALPHAMOE_LOGITS_F16: return "f16";
+    default: return "f32";
+    }
+}
 
 void print_usage(FILE *f) {
     fprintf(f,
@@ -21,10 +38,22 @@ void print_usage(FILE *f) {
             "Routes one batch of router logits with the AlphaMoE router, times the call,\n"
             "checks it against the CPU reference and prints per-expert load statistics.\n"
             "\n"
-            "  --preset NAME         qwen3-next (E=512, k=10; default), qwen3-moe (E=128, k=8),\n"
-            "                        deepseek-v3 (E=256, k=8), mixtral (E=8, k=2)\n"
+            "  --preset NAME         the model's router (default qwen3-next):\n");
+    for (size_t i = 0; i < sizeof(kPresets) / sizeof(kPresets[0]); ++i)
+        fprintf(f, "                          %-12s %s\n", kPresets[i].name, kPresets[i].note);
+    fprintf(f,
             "  --experts N           number of experts E (overrides the preset)\n"
             "  --top-k K             experts per token k (overrides the preset)\n"
+            "  --scoring S           softmax or sigmoid (overrides the preset)\n"
+            "  --bias, --no-bias     a random correction bias (sigmoid scoring; seeded by --seed)\n"
+            "  --no-renormalize, --renormalize\n"
+            "                        weights renormalized over the chosen experts or not\n"
+            "  --scale F             routed scaling factor multiplying every weight\n"
+            "  --groups G            expert groups (0: none); --topk-groups N: groups kept\n"
+            "  --dtype T             logits type: f32 (default), bf16 or f16 (random or --input\n"
+            "                        logits are rounded to it, to nearest even)\n"
+            "  --ep-range B:C        expert parallelism: local experts [B, B+C)\n"
+            "  --ep-map-random C     expert parallelism: C random local experts by an expert map\n"
             "  --tokens M            tokens in the batch (default 128)\n"
             "  --block-m B           rows per expert block of the plan (default 16)\n"
             "  --shared              slot k-1 is always the shared expert E-1\n"
@@ -34,7 +63,8 @@ void print_usage(FILE *f) {
             "  --output DIR          write topk_ids, topk_weights, sorted_token_ids, expert_ids,\n"
             "                        expert_counts and expert_offsets as .npy files into DIR\n"
             "  --specialization S    auto (default), tiny, small or large (GPU only)\n"
-            "  --host                run the CPU reference even when a GPU is present\n"
+            "  --host                run the CPU reference even when a GPU is present (also\n"
+            "                        used for flavours the GPU kernels do not implement)\n"
             "  --repeat N            timed calls (default 100)\n"
             "  --device N            CUDA device ordinal (default 0)\n"
             "  --help                show this text\n");
@@ -101,7 +131,66 @@ static int set_int(const char *name, const char *value, long long lo, long long 
     return 0;
 }
 
+static int parse_named(const char *name, const char *value, const char *const *names, const int32_t *values,
+                       size_t n, const char *choices, int32_t *out) {
+    for (size_t i = 0; i < n; ++i) {
+        if (strcmp(names[i], value) == 0) {
+            *out = values[i];
+            return 0;
+        }
+    }
+    return usage_error("%s: '%s' is not %s", name, value, choices);
+}
+
+static int parse_scale(const char *value, float *out) {
+    char *end = NULL;
+    errno = 0;
+    const float v = strtof(value, &end);
+    /* The library decides what it accepts (finite, >= 0); this only reads
+     * a number. */
+    if (errno != 0 || end == value || *end != '\0') return usage_error("--scale: '%s' is not a number", value);
+    *out = v;
+    return 0;
+}
+
+static int parse_range(const char *value, int32_t *begin, int32_t *count) {
+    const char *colon = strchr(value, ':');
+    char head[32];
+    long long b = 0, c = 0;
+    bool ok = colon != NULL && (size_t)(colon - value) < sizeof(head);
+    if (ok) {
+        memcpy(head, value, (size_t)(colon - value));
+        head[colon - value] = '\0';
+        ok = parse_integer(head, 0, INT32_MAX, &b) && parse_integer(colon + 1, 1, INT32_MAX, &c);
+    }
+    if (!ok) return usage_error("--ep-range: '%s' is not BEGIN:COUNT (BEGIN >= 0, COUNT >= 1)", value);
+    *begin = (int32_t)b;
+    *count = (int32_t)c;
+    return 0;
+}
+
 static int apply_valued_option(options *o, const char *name, const char *value) {
+    if (strcmp(name, "--scoring") == 0) {
+        static const char *const names[] = {"softmax", "sigmoid"};
+        static const int32_t values[] = {ALPHAMOE_SCORING_SOFTMAX, ALPHAMOE_SCORING_SIGMOID};
+        return parse_named(name, value, names, values, 2, "softmax or sigmoid", &o->scoring);
+    }
+    if (strcmp(name, "--dtype") == 0) {
+        static const char *const names[] = {"f32", "bf16", "f16"};
+        static const int32_t values[] = {ALPHAMOE_LOGITS_F32, ALPHAMOE_LOGITS_BF16, ALPHAMOE_LOGITS_F16};
+        return parse_named(name, value, names, values, 3, "f32, bf16 or f16", &o->logits_type);
+    }
+    if (strcmp(name, "--scale") == 0) {
+        o->scale_given = true;
+        return parse_scale(value, &o->scale);
+    }
+    if (strcmp(name, "--groups") == 0) return set_int(name, value, 0, INT32_MAX, &o->groups);
+    if (strcmp(name, "--topk-groups") == 0) return set_int(name, value, 0, INT32_MAX, &o->topk_groups);
+    if (strcmp(name, "--ep-range") == 0) {
+        o->ep_range = true;
+        return parse_range(value, &o->ep_begin, &o->ep_count);
+    }
+    if (strcmp(name, "--ep-map-random") == 0) return set_int(name, value, 1, INT32_MAX, &o->ep_map_count);
     if (strcmp(name, "--preset") == 0) {
         o->preset = find_preset(value);
         return o->preset ? 0 : usage_error("unknown preset '%s'", value);
@@ -139,6 +228,10 @@ static int apply_flag_option(options *o, const char *name) {
     if (strcmp(name, "--shared") == 0) o->flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
     else if (strcmp(name, "--tail-fill") == 0) o->flags |= ALPHAMOE_FLAG_TAIL_FILL;
     else if (strcmp(name, "--host") == 0) o->host = true;
+    else if (strcmp(name, "--bias") == 0) o->bias = 1;
+    else if (strcmp(name, "--no-bias") == 0) o->bias = 0;
+    else if (strcmp(name, "--renormalize") == 0) o->renormalize = 1;
+    else if (strcmp(name, "--no-renormalize") == 0) o->renormalize = 0;
     else return 0;
     return 1;
 }
@@ -146,7 +239,8 @@ static int apply_flag_option(options *o, const char *name) {
 static bool takes_value(const char *name) {
     static const char *const valued[] = {"--preset", "--experts", "--top-k", "--tokens", "--block-m",
                                          "--seed", "--input", "--output", "--specialization",
-                                         "--repeat", "--device"};
+                                         "--repeat", "--device", "--scoring", "--dtype", "--scale",
+                                         "--groups", "--topk-groups", "--ep-range", "--ep-map-random"};
     for (size_t i = 0; i < sizeof(valued) / sizeof(valued[0]); ++i)
         if (strcmp(valued[i], name) == 0) return true;
     return false;
@@ -179,6 +273,8 @@ int parse_args(int argc, char **argv, options *o) {
         const int rc = apply_valued_option(o, name, value);
         if (rc != 0) return rc;
     }
+    if (o->ep_range && o->ep_map_count > 0)
+        return usage_error("--ep-range and --ep-map-random both choose the local experts: give one of them");
     return 0;
 }
 
@@ -190,4 +286,10 @@ void default_options(options *o) {
     o->seed = 1;
     o->specialization = ALPHAMOE_SPECIALIZATION_AUTO;
     o->repeat = 100;
+    o->scoring = -1;
+    o->bias = -1;
+    o->renormalize = -1;
+    o->groups = -1;
+    o->topk_groups = -1;
+    o->logits_type = ALPHAMOE_LOGITS_F32;
 }

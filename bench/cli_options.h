@@ -20,16 +20,36 @@
 #define CLI_PRINTF(f, a)
 #endif
 
+/* A model's router: shape and routing flavour. */
 typedef struct preset {
     const char *name;
     int32_t experts;
     int32_t top_k;
+    int32_t scoring;   /* alphamoe_scoring */
+    bool bias;         /* a correction bias (drawn at random by the tool) */
+    bool renormalize;
+    int32_t groups;    /* 0: none */
+    int32_t topk_groups;
+    float scale;       /* 0: 1 */
+    const char *note;  /* the model, for --help */
 } preset;
 
+/* Flavour options: a negative value (or false *_given) keeps the preset's. */
 typedef struct options {
     const preset *preset;
     int32_t experts; /* 0: the preset's */
     int32_t top_k;   /* 0: the preset's */
+    int32_t scoring;     /* -1: the preset's */
+    int bias;            /* -1: the preset's, else 0 or 1 */
+    int renormalize;     /* -1: the preset's, else 0 or 1 */
+    bool scale_given;    /* false: the preset's */
+    float scale;
+    int32_t groups;      /* -1: the preset's */
+    int32_t topk_groups; /* -1: the preset's */
+    int32_t logits_type; /* alphamoe_logits_type */
+    bool ep_range;       /* --ep-range BEGIN:COUNT */
+    int32_t ep_begin, ep_count;
+    int32_t ep_map_count; /* --ep-map-random COUNT; 0: none */
     int32_t tokens;
     bool tokens_given;
     int32_t block_m;
@@ -50,6 +70,9 @@ void default_options(options *o);
 int parse_args(int argc, char **argv, options *o);
 
 void print_usage(FILE *f);
+
+/* "f32", "bf16" or "f16". */
+const char *logits_type_name(int32_t type);
 
 /* Prints the message and the usage text to stderr; returns EXIT_USAGE, so
  * that a caller can return its answer as the exit status. */

@@ -66,12 +66,33 @@ int probe_gpu(int32_t device, gpu_probe *p) {
     return 0;
 }
 
+int check_gpu_flavour(const session *s, gpu_probe *p) {
+    if (!p->usable) return 0;
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof(attrs));
+    attrs.struct_size = sizeof(attrs);
+    AMOE_CHECK(alphamoe_device_attributes_query(s->opt.device, &attrs));
+    alphamoe_selection sel;
+    memset(&sel, 0, sizeof(sel));
+    sel.struct_size = sizeof(sel);
+    const alphamoe_status st = alphamoe_router_select(s->router, s->opt.tokens, &attrs, &sel);
+    if (st == ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR) {
+        p->usable = false;
+        snprintf(p->why, sizeof(p->why),
+                 "the GPU kernels of this library do not implement this routing flavour yet (%s)",
+                 alphamoe_status_string(st));
+    }
+    return 0;
+}
+
 typedef struct gpu_state {
     cudaStream_t stream;
     cudaEvent_t start;
     cudaEvent_t stop;
     output_set out;
-    float *logits;
+    void *logits;
+    float *bias;
+    int32_t *expert_map;
     void *workspace;
     size_t workspace_bytes;
 } gpu_state;
@@ -89,6 +110,8 @@ static void gpu_release(gpu_state *g, const alphamoe_sizes *z) {
     for (int i = 0; i < OUTPUT_COUNT; ++i)
         if (*slots[i].ptr) warn_cuda("cudaFree", cudaFree(*slots[i].ptr));
     if (g->logits) warn_cuda("cudaFree", cudaFree(g->logits));
+    if (g->bias) warn_cuda("cudaFree", cudaFree(g->bias));
+    if (g->expert_map) warn_cuda("cudaFree", cudaFree(g->expert_map));
     if (g->workspace) warn_cuda("cudaFree", cudaFree(g->workspace));
     if (g->start) warn_cuda("cudaEventDestroy", cudaEventDestroy(g->start));
     if (g->stop) warn_cuda("cudaEventDestroy", cudaEventDestroy(g->stop));
@@ -133,9 +156,14 @@ static int gpu_setup(const session *s, gpu_state *g) {
     g->workspace_bytes = alloc_bytes(z->workspace.bytes);
     CUDA_CHECK(cudaMalloc(&g->workspace, g->workspace_bytes));
     CUDA_CHECK(cudaMemset(g->workspace, 0, g->workspace_bytes));
-    const size_t logits_bytes = (size_t)s->opt.tokens * (size_t)s->params.num_experts * sizeof(float);
-    CUDA_CHECK(cudaMalloc((void **)&g->logits, alloc_bytes((int64_t)logits_bytes)));
-    if (logits_bytes > 0) CUDA_CHECK(cudaMemcpy(g->logits, s->logits, logits_bytes, cudaMemcpyHostToDevice));
+    const size_t logits_bytes = (size_t)s->opt.tokens * (size_t)s->params.num_experts * s->logit_bytes;
+    CUDA_CHECK(cudaMalloc(&g->logits, alloc_bytes((int64_t)logits_bytes)));
+    if (logits_bytes > 0) CUDA_CHECK(cudaMemcpy(g->logits, s->typed_logits, logits_bytes, cudaMemcpyHostToDevice));
+    const size_t E = (size_t)s->params.num_experts;
+    CUDA_CHECK(cudaMalloc((void **)&g->bias, E * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(g->bias, s->bias, E * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc((void **)&g->expert_map, E * sizeof(int32_t)));
+    CUDA_CHECK(cudaMemcpy(g->expert_map, s->expert_map, E * sizeof(int32_t), cudaMemcpyHostToDevice));
     return 0;
 }
 
@@ -147,7 +175,8 @@ static int gpu_route(const session *s, const gpu_state *g, const alphamoe_buffer
 /* Each call is bracketed by its own pair of events, so a sample is what a
  * caller on the host observes for one call: launch overhead included. */
 static int gpu_time(session *s, const gpu_state *g) {
-    const alphamoe_buffers b = buffers_for(&g->out, &s->sizes, g->workspace, g->workspace_bytes);
+    const alphamoe_buffers b =
+        buffers_for(&g->out, &s->sizes, g->workspace, g->workspace_bytes, g->bias, g->expert_map);
     for (int i = 0; i < WARMUP_CALLS; ++i)
         if (gpu_route(s, g, &b) != 0) return -1;
     CUDA_CHECK(cudaStreamSynchronize(g->stream));
@@ -178,8 +207,8 @@ static int gpu_download(session *s, gpu_state *g) {
     /* With no tokens the call writes only the live length; the statistics
      * must not read the never-written device memory behind the rest. */
     if (s->opt.tokens == 0) {
-        memset(s->gpu.expert_counts, 0, (size_t)s->params.num_experts * sizeof(int32_t));
-        memset(s->gpu.expert_offsets, 0, ((size_t)s->params.num_experts + 1) * sizeof(int32_t));
+        memset(s->gpu.expert_counts, 0, (size_t)plan_experts(s) * sizeof(int32_t));
+        memset(s->gpu.expert_offsets, 0, ((size_t)plan_experts(s) + 1) * sizeof(int32_t));
     }
     return 0;
 }

@@ -23,6 +23,10 @@ typedef struct gpu_probe {
  * p->usable), EXIT_USAGE for a device ordinal that does not exist, or -1. */
 int probe_gpu(int32_t device, gpu_probe *p);
 
+/* Marks the GPU unusable when the library's kernels do not implement the
+ * router's flavour (alphamoe_router_select says so). Returns 0 or -1. */
+int check_gpu_flavour(const session *s, gpu_probe *p);
+
 /* Prints the selection, times s->opt.repeat calls into s->samples and
  * copies the outputs of the last one into s->gpu. */
 int run_gpu_path(session *s);

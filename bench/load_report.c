@@ -41,8 +41,9 @@ static int print_top_loaded(const int32_t *counts, int32_t E) {
     return 0;
 }
 
-static void print_padding(const session *s, const output_set *r) {
-    const int64_t pairs = pair_count(s);
+/* pairs: those in the plan (all M*k, or the local ones under expert
+ * parallelism). */
+static void print_padding(const session *s, const output_set *r, int64_t pairs) {
     const int64_t live = *r->num_tokens_post_padded;
     const int64_t capacity = s->sizes.sorted_token_ids.elements;
     if (pairs > 0)
@@ -55,7 +56,9 @@ static void print_padding(const session *s, const output_set *r) {
 }
 
 int print_load(const session *s, const output_set *r) {
-    const int32_t E = s->params.num_experts;
+    /* The plan's experts: the local ones under expert parallelism, where
+     * pairs of other ranks are in no count. */
+    const int32_t E = plan_experts(s);
     int32_t lo = INT32_MAX, hi = 0, empty = 0;
     int64_t total = 0;
     for (int32_t e = 0; e < E; ++e) {
@@ -66,11 +69,11 @@ int print_load(const session *s, const output_set *r) {
         total += c;
     }
     printf("pairs/expert:   min %" PRId32 ", mean %.2f, max %" PRId32 " (%" PRId64 " pairs over %" PRId32
-           " experts)\n",
-           lo, (double)total / E, hi, total, E);
+           " %sexperts)\n",
+           lo, (double)total / E, hi, total, E, E != s->params.num_experts ? "local " : "");
     printf("empty experts:  %" PRId32 " of %" PRId32 "\n", empty, E);
     if (print_top_loaded(r->expert_counts, E) != 0) return -1;
-    print_padding(s, r);
+    print_padding(s, r, total);
     return 0;
 }
 
@@ -102,7 +105,7 @@ static int write_one(const char *dir, const char *name, npy_dtype dtype, const v
 
 int write_outputs(const session *s, const output_set *r) {
     const char *dir = s->opt.output;
-    const int64_t M = s->opt.tokens, k = s->params.top_k, E = s->params.num_experts;
+    const int64_t M = s->opt.tokens, k = s->params.top_k, E = plan_experts(s);
     const int64_t live = *r->num_tokens_post_padded;
     if (ensure_directory(dir) != 0) return -1;
     if (write_one(dir, "topk_ids", NPY_DTYPE_INT32, r->topk_ids, 2, M, k) != 0 ||

@@ -28,6 +28,24 @@ static double now_us(void) {
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
+static void print_flavour(const session *s) {
+    const alphamoe_params *p = &s->params;
+    const bool sigmoid = p->scoring == ALPHAMOE_SCORING_SIGMOID;
+    printf("routing:        %s%s, %s", sigmoid ? "sigmoid" : "softmax",
+           (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? " with a random correction bias in [-0.1, 0.1)" : "",
+           (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) ? (sigmoid ? "weights sigmoid(logit)" : "full-row probabilities")
+                                                      : "renormalized over the chosen experts");
+    if (p->num_groups > 1) printf(", %" PRId32 " groups keep %" PRId32, p->num_groups, p->topk_groups);
+    if (p->routed_scaling_factor != 1.0f) printf(", scaled by %g", (double)p->routed_scaling_factor);
+    printf("; logits %s\n", logits_type_name(p->logits_type));
+    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP)
+        printf("expert parallel: expert map of %" PRId32 " random local experts (seed %" PRIu64 ")\n",
+               p->local_expert_count, s->opt.seed);
+    else if (p->local_expert_count != p->num_experts)
+        printf("expert parallel: local experts [%" PRId32 ", %" PRId32 ")\n", p->local_expert_begin,
+               p->local_expert_begin + p->local_expert_count);
+}
+
 static void print_shape(const session *s) {
     const alphamoe_params *p = &s->params;
     char preset_note[64] = "";
@@ -37,6 +55,7 @@ static void print_shape(const session *s) {
            s->opt.tokens, p->num_experts, p->top_k, p->block_m,
            (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) ? ", shared expert" : "",
            (p->flags & ALPHAMOE_FLAG_TAIL_FILL) ? ", tail fill" : "", preset_note);
+    print_flavour(s);
     if (s->opt.input)
         printf("logits:         %s\n", s->opt.input);
     else
@@ -83,6 +102,7 @@ static int prepare(session *s) {
     rc = create_router(s);
     if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
     if (!s->opt.input && random_logits(s) != 0) return 1;
+    if (make_flavour_inputs(s) != 0) return 1;
     s->samples = malloc((size_t)s->opt.repeat * sizeof(double));
     if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->sizes) != 0) {
         if (s->samples == NULL) fprintf(stderr, PROG ": out of host memory\n");
@@ -96,8 +116,11 @@ static int choose_path(const session *s, gpu_probe *probe) {
     if (s->opt.host) return 0;
     const int rc = probe_gpu(s->opt.device, probe);
     if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
+    const bool device_found = probe->usable;
+    if (check_gpu_flavour(s, probe) != 0) return 1;
     if (!probe->usable)
-        printf(PROG ": no usable GPU (%s); running the host reference instead\n", probe->why);
+        printf(PROG ": %s%s; running the host reference instead\n", device_found ? "" : "no usable GPU: ",
+               probe->why);
     return 0;
 }
 

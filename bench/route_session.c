@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "npy.h"
+#include "routing_inputs.h"
 
 size_t alloc_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
 
@@ -43,7 +44,7 @@ static void host_outputs_free(output_set *s) {
 }
 
 alphamoe_buffers buffers_for(const output_set *s, const alphamoe_sizes *z, void *workspace,
-                             size_t workspace_bytes) {
+                             size_t workspace_bytes, const float *bias, const int32_t *expert_map) {
     alphamoe_buffers b;
     memset(&b, 0, sizeof(b));
     b.struct_size = sizeof(b);
@@ -58,11 +59,16 @@ alphamoe_buffers buffers_for(const output_set *s, const alphamoe_sizes *z, void 
     b.expert_ids_capacity = z->expert_ids.elements;
     b.workspace = workspace;
     b.workspace_bytes = workspace_bytes;
+    b.correction_bias = bias;
+    b.expert_map = expert_map;
     return b;
 }
 
 void session_release(session *s) {
+    if (s->typed_logits != s->logits) free(s->typed_logits);
     free(s->logits);
+    free(s->bias);
+    free(s->expert_map);
     alphamoe_router_destroy(s->router);
     host_outputs_free(&s->reference);
     host_outputs_free(&s->gpu);
@@ -119,15 +125,32 @@ int load_input(session *s) {
 
 int create_router(session *s) {
     const options *o = &s->opt;
+    const preset *pr = o->preset;
     alphamoe_params p;
     memset(&p, 0, sizeof(p));
     p.struct_size = sizeof(p);
-    p.num_experts = o->experts ? o->experts : o->preset->experts;
-    p.top_k = o->top_k ? o->top_k : o->preset->top_k;
+    p.num_experts = o->experts ? o->experts : pr->experts;
+    p.top_k = o->top_k ? o->top_k : pr->top_k;
     p.block_m = o->block_m;
     p.max_tokens = o->tokens;
     p.flags = o->flags;
     p.force_specialization = o->specialization;
+    p.scoring = o->scoring >= 0 ? o->scoring : pr->scoring;
+    if (o->bias > 0 || (o->bias < 0 && pr->bias)) p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+    if (o->renormalize == 0 || (o->renormalize < 0 && !pr->renormalize)) p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
+    p.routed_scaling_factor = o->scale_given ? o->scale : pr->scale;
+    p.num_groups = o->groups >= 0 ? o->groups : pr->groups;
+    p.topk_groups = o->topk_groups >= 0 ? o->topk_groups : pr->topk_groups;
+    /* Groups given without the number kept: keep them all. */
+    if (o->groups >= 0 && o->topk_groups < 0) p.topk_groups = 0;
+    p.logits_type = o->logits_type;
+    if (o->ep_range) {
+        p.local_expert_begin = o->ep_begin;
+        p.local_expert_count = o->ep_count;
+    } else if (o->ep_map_count > 0) {
+        p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_count = o->ep_map_count;
+    }
     const alphamoe_status st = alphamoe_router_create(&p, &s->router);
     if (st != ALPHAMOE_OK)
         return usage_error("invalid routing parameters (E=%" PRId32 ", k=%" PRId32 ", block_m=%" PRId32
@@ -140,9 +163,36 @@ int create_router(session *s) {
     return 0;
 }
 
+int32_t plan_experts(const session *s) { return s->params.local_expert_count; }
+
+int make_flavour_inputs(session *s) {
+    const alphamoe_params *p = &s->params;
+    const size_t n = (size_t)s->opt.tokens * (size_t)p->num_experts;
+    s->logit_bytes = logits_type_size(p->logits_type);
+    if (p->logits_type == ALPHAMOE_LOGITS_F32) {
+        s->typed_logits = s->logits;
+    } else {
+        s->typed_logits = convert_logits(s->logits, n, p->logits_type);
+        if (s->typed_logits == NULL) {
+            fprintf(stderr, PROG ": out of host memory for %zu logits\n", n);
+            return -1;
+        }
+    }
+    s->bias = calloc((size_t)p->num_experts, sizeof(*s->bias));
+    s->expert_map = calloc((size_t)p->num_experts, sizeof(*s->expert_map));
+    if (s->bias == NULL || s->expert_map == NULL) {
+        fprintf(stderr, PROG ": out of host memory\n");
+        return -1;
+    }
+    if (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) random_bias(s->opt.seed, s->bias, p->num_experts);
+    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP)
+        random_expert_map(s->opt.seed, s->expert_map, p->num_experts, p->local_expert_count);
+    return 0;
+}
+
 int route_reference(session *s) {
-    const alphamoe_buffers b = buffers_for(&s->reference, &s->sizes, NULL, 0);
-    AMOE_CHECK(alphamoe_route_host(s->router, s->opt.tokens, s->logits, &b));
+    const alphamoe_buffers b = buffers_for(&s->reference, &s->sizes, NULL, 0, s->bias, s->expert_map);
+    AMOE_CHECK(alphamoe_route_host(s->router, s->opt.tokens, s->typed_logits, &b));
     return 0;
 }
 

@@ -34,7 +34,11 @@ typedef struct buffer_slot {
 
 typedef struct session {
     options opt;
-    float *logits; /* host, [M, E] */
+    float *logits;       /* host, [M, E], the fp32 values generated or read */
+    void *typed_logits;  /* host, [M, E] in the router's logits_type: what is routed */
+    size_t logit_bytes;  /* of one typed logit */
+    float *bias;         /* host, [E]: the correction bias, when the flavour has one */
+    int32_t *expert_map; /* host, [E]: the expert map, with --ep-map-random */
     alphamoe_router *router;
     alphamoe_params params; /* as the router normalized them */
     alphamoe_sizes sizes;
@@ -58,7 +62,7 @@ size_t alloc_bytes(int64_t bytes);
 void output_slots(output_set *s, const alphamoe_sizes *z, buffer_slot slots[OUTPUT_COUNT]);
 int host_outputs_alloc(output_set *s, const alphamoe_sizes *z);
 alphamoe_buffers buffers_for(const output_set *s, const alphamoe_sizes *z, void *workspace,
-                             size_t workspace_bytes);
+                             size_t workspace_bytes, const float *bias, const int32_t *expert_map);
 
 void session_release(session *s);
 int64_t pair_count(const session *s);
@@ -70,6 +74,10 @@ int random_logits(session *s);
 int load_input(session *s);
 /* Parameters the library rejects are argument errors of this command. */
 int create_router(session *s);
+/* The routed logits in the router's type, the bias and the map. */
+int make_flavour_inputs(session *s);
+/* Experts of the plan (local experts under expert parallelism). */
+int32_t plan_experts(const session *s);
 
 int route_reference(session *s);
 

@@ -1,6 +1,7 @@
 // alphamoe_route: checks, picks the variant, launches one kernel.
 #include "device_state.h"
 #include "driver.h"
+#include "flavour.h"
 #include "images.h"
 #include "route_args.h"
 #include "router_internal.h"
@@ -10,11 +11,12 @@ using namespace alphamoe;
 
 namespace {
 
-RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const float *logits,
+RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const void *logits,
                     const alphamoe_buffers &b, const alphamoe_selection &sel) {
     const alphamoe_params &p = router.params;
     RouteArgs a = {};
-    a.logits = logits;
+    // Only fp32 logits reach here (device_supports_flavour).
+    a.logits = static_cast<const float *>(logits);
     a.row_stride = p.logits_row_stride;
     a.topk_ids = b.topk_ids;
     a.topk_weights = b.topk_weights;
@@ -69,11 +71,12 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
 }  // namespace
 
 extern "C" alphamoe_status alphamoe_route(const alphamoe_router *router, int32_t num_tokens,
-                                          const float *logits, const alphamoe_buffers *buffers,
+                                          const void *logits, const alphamoe_buffers *buffers,
                                           struct CUstream_st *stream) {
     alphamoe_buffers b;
     alphamoe_status s = validate_call(router, num_tokens, logits, buffers, true, &b);
     if (s != ALPHAMOE_OK) return s;
+    if (!device_supports_flavour(router->params)) return ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR;
     const Driver *d = nullptr;
     s = load_driver(&d);
     if (s != ALPHAMOE_OK) return s;

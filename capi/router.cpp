@@ -1,4 +1,5 @@
 // Router creation, parameter validation and sizing: host only.
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -9,7 +10,9 @@
 namespace alphamoe {
 namespace {
 
-alphamoe_status validate_params(alphamoe_params *p) {
+// The fields of the first version: shape, flags, stride, specialization.
+// The stride check needs the element size, so logits_type is checked here.
+alphamoe_status validate_shape(alphamoe_params *p) {
     if (p->num_experts < 1 || p->num_experts > ALPHAMOE_MAX_EXPERTS) return ALPHAMOE_ERROR_NUM_EXPERTS;
     const int32_t max_k = p->num_experts < ALPHAMOE_MAX_TOP_K ? p->num_experts : ALPHAMOE_MAX_TOP_K;
     if (p->top_k < 1 || p->top_k > max_k) return ALPHAMOE_ERROR_TOP_K;
@@ -23,13 +26,72 @@ alphamoe_status validate_params(alphamoe_params *p) {
     // Pair indices, the sentinel and plan positions are int32.
     const int64_t pairs = static_cast<int64_t>(p->max_tokens) * p->top_k;
     if (pairs > INT32_MAX) return ALPHAMOE_ERROR_MAX_TOKENS;
+    if (p->logits_type < ALPHAMOE_LOGITS_F32 || p->logits_type > ALPHAMOE_LOGITS_F16)
+        return ALPHAMOE_ERROR_LOGITS_TYPE;
     if (p->logits_row_stride == 0) p->logits_row_stride = p->num_experts;
     if (p->logits_row_stride < p->num_experts) return ALPHAMOE_ERROR_ROW_STRIDE;
     // The last row's byte offset must fit a signed 64-bit pointer offset.
     const int64_t rows = p->max_tokens > 1 ? p->max_tokens : 1;
-    if (p->logits_row_stride > INT64_MAX / static_cast<int64_t>(sizeof(float)) / rows)
+    if (p->logits_row_stride > INT64_MAX / logit_bytes(p->logits_type) / rows)
         return ALPHAMOE_ERROR_ROW_STRIDE;
     return ALPHAMOE_OK;
+}
+
+// Scoring, groups and scaling: how experts are chosen and weighted.
+alphamoe_status validate_scoring(alphamoe_params *p) {
+    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && p->scoring != ALPHAMOE_SCORING_SIGMOID)
+        return ALPHAMOE_ERROR_SCORING;
+    // A bias on softmax scores would rank by full-row probabilities, which
+    // no two implementations compute bit for bit.
+    if ((p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && p->scoring != ALPHAMOE_SCORING_SIGMOID)
+        return ALPHAMOE_ERROR_SCORING;
+
+    const int32_t E = p->num_experts;
+    if (p->num_groups < 0 || p->num_groups > E) return ALPHAMOE_ERROR_GROUPS;
+    const int32_t groups = p->num_groups > 1 ? p->num_groups : 1;
+    if (E % groups != 0) return ALPHAMOE_ERROR_GROUPS;
+    if (p->topk_groups < 0 || p->topk_groups > groups) return ALPHAMOE_ERROR_GROUPS;
+    const int32_t kept = p->topk_groups > 0 ? p->topk_groups : groups;
+    // The kept groups must hold k experts to choose from.
+    if (static_cast<int64_t>(kept) * (E / groups) < p->top_k) return ALPHAMOE_ERROR_GROUPS;
+    p->num_groups = groups;
+    p->topk_groups = kept;
+
+    // Slot k-1 is a fixed expert outside any ranking: defined for the
+    // softmax of the selected logits only.
+    if ((p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) && (p->scoring != ALPHAMOE_SCORING_SOFTMAX || groups > 1))
+        return ALPHAMOE_ERROR_SHARED_EXPERT;
+
+    const float scale = p->routed_scaling_factor;
+    if (!isfinite(scale) || scale < 0.0f) return ALPHAMOE_ERROR_SCALING_FACTOR;
+    if (scale == 0.0f) p->routed_scaling_factor = 1.0f;
+    return ALPHAMOE_OK;
+}
+
+// Expert parallelism: which experts the plan covers.
+alphamoe_status validate_expert_parallel(alphamoe_params *p) {
+    const int64_t E = p->num_experts;
+    const int64_t begin = p->local_expert_begin, count = p->local_expert_count;
+    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) {
+        // The map says everything; a range beside it would say it twice.
+        if (count < 1 || count > E || begin != 0) return ALPHAMOE_ERROR_EXPERT_PARALLEL;
+        return ALPHAMOE_OK;
+    }
+    if (count == 0) {
+        if (begin != 0) return ALPHAMOE_ERROR_EXPERT_PARALLEL;
+        p->local_expert_count = p->num_experts;
+        return ALPHAMOE_OK;
+    }
+    if (count < 0 || begin < 0 || begin + count > E) return ALPHAMOE_ERROR_EXPERT_PARALLEL;
+    return ALPHAMOE_OK;
+}
+
+alphamoe_status validate_params(alphamoe_params *p) {
+    alphamoe_status s = validate_shape(p);
+    if (s == ALPHAMOE_OK) s = validate_scoring(p);
+    if (s == ALPHAMOE_OK) s = validate_expert_parallel(p);
+    if (s == ALPHAMOE_OK && p->reserved != 0) s = ALPHAMOE_ERROR_INVALID_ARGUMENT;
+    return s;
 }
 
 // Contract section 5: the tight bound on the padded plan length.
@@ -46,21 +108,30 @@ alphamoe_extent int32_extent(int64_t elements) {
     return x;
 }
 
+bool misaligned(const void *ptr, uintptr_t alignment) {
+    return reinterpret_cast<uintptr_t>(ptr) % alignment != 0;
+}
+
 }  // namespace
 
 alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
-                              const float *logits, const alphamoe_buffers *in,
+                              const void *logits, const alphamoe_buffers *in,
                               bool need_workspace, alphamoe_buffers *b) {
     if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
-    const alphamoe_status s = read_struct(in, kBuffersSizeV1, b);
+    const alphamoe_status s = read_struct(in, kBuffersVersions, b);
     if (s != ALPHAMOE_OK) return s;
     const alphamoe_params &p = router->params;
     if (num_tokens < 0 || num_tokens > p.max_tokens) return ALPHAMOE_ERROR_NUM_TOKENS;
 
     // With no tokens nothing token-shaped is read or written: an empty
-    // tensor's NULL data pointer is fine there.
+    // tensor's NULL data pointer is fine there, and so are NULL per-expert
+    // inputs, which only token rows would read.
     const bool has_tokens = num_tokens > 0;
+    const bool needs_bias = has_tokens && (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS);
+    const bool needs_map = has_tokens && (p.flags & ALPHAMOE_FLAG_EXPERT_MAP);
     if (has_tokens && (logits == nullptr || b->topk_ids == nullptr || b->topk_weights == nullptr))
+        return ALPHAMOE_ERROR_NULL_POINTER;
+    if ((needs_bias && b->correction_bias == nullptr) || (needs_map && b->expert_map == nullptr))
         return ALPHAMOE_ERROR_NULL_POINTER;
     // A plan sized for no pairs has empty arrays, which allocators hand out
     // as NULL.
@@ -70,19 +141,21 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
         return ALPHAMOE_ERROR_NULL_POINTER;
     if (need_workspace && b->workspace == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
 
-    const void *word_aligned[] = {logits,
-                                  b->topk_ids,
+    if (misaligned(logits, static_cast<uintptr_t>(logit_bytes(p.logits_type))))
+        return ALPHAMOE_ERROR_ALIGNMENT;
+    const void *word_aligned[] = {b->topk_ids,
                                   b->topk_weights,
                                   b->sorted_token_ids,
                                   b->expert_ids,
                                   b->num_tokens_post_padded,
                                   b->expert_counts,
                                   b->expert_offsets,
-                                  b->pair_to_sorted};
+                                  b->pair_to_sorted,
+                                  needs_bias ? b->correction_bias : nullptr,
+                                  needs_map ? b->expert_map : nullptr};
     for (const void *ptr : word_aligned)
-        if (reinterpret_cast<uintptr_t>(ptr) % 4 != 0) return ALPHAMOE_ERROR_ALIGNMENT;
-    if (need_workspace && reinterpret_cast<uintptr_t>(b->workspace) % kWorkspaceAlignment != 0)
-        return ALPHAMOE_ERROR_ALIGNMENT;
+        if (misaligned(ptr, 4)) return ALPHAMOE_ERROR_ALIGNMENT;
+    if (need_workspace && misaligned(b->workspace, kWorkspaceAlignment)) return ALPHAMOE_ERROR_ALIGNMENT;
 
     if (b->sorted_token_ids_capacity < router->capacity ||
         b->expert_ids_capacity < router->capacity / p.block_m)
@@ -101,12 +174,12 @@ extern "C" {
 alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_router **out) {
     if (out == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
     alphamoe_params p;
-    alphamoe_status s = read_struct(params, kParamsSizeV1, &p);
+    alphamoe_status s = read_struct(params, kParamsVersions, &p);
     if (s != ALPHAMOE_OK) return s;
     s = validate_params(&p);
     if (s != ALPHAMOE_OK) return s;
     const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
-    const int64_t capacity = plan_capacity(pairs, p.num_experts, p.block_m);
+    const int64_t capacity = plan_capacity(pairs, plan_experts(p), p.block_m);
     if (capacity > INT32_MAX) return ALPHAMOE_ERROR_MAX_TOKENS;
 
     alphamoe_router *r = static_cast<alphamoe_router *>(calloc(1, sizeof(alphamoe_router)));
@@ -114,6 +187,8 @@ alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_r
     r->params = p;
     r->params.struct_size = sizeof(alphamoe_params);
     r->capacity = capacity;
+    // Per-expert counts for all E global experts: enough for any local
+    // subset, whatever ids a kernel counts in.
     const int64_t bytes = workspace_words(p.num_experts) * 4;
     r->workspace_bytes = (bytes + 127) / 128 * 128;
     *out = r;
@@ -124,7 +199,7 @@ void alphamoe_router_destroy(alphamoe_router *router) { free(router); }
 
 alphamoe_status alphamoe_router_get_params(const alphamoe_router *router, alphamoe_params *out) {
     if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
-    const alphamoe_status s = check_output_struct(out, kParamsSizeV1);
+    const alphamoe_status s = check_output_struct(out, kParamsVersions);
     if (s != ALPHAMOE_OK) return s;
     write_struct(router->params, out);
     return ALPHAMOE_OK;
@@ -136,6 +211,7 @@ alphamoe_status alphamoe_router_sizes(const alphamoe_router *router, alphamoe_si
     if (s != ALPHAMOE_OK) return s;
     const alphamoe_params &p = router->params;
     const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
+    const int64_t L = plan_experts(p);
     alphamoe_sizes z = {};
     z.struct_size = sizeof(z);
     z.topk_ids = int32_extent(pairs);
@@ -143,8 +219,8 @@ alphamoe_status alphamoe_router_sizes(const alphamoe_router *router, alphamoe_si
     z.sorted_token_ids = int32_extent(router->capacity);
     z.expert_ids = int32_extent(router->capacity / p.block_m);
     z.num_tokens_post_padded = int32_extent(1);
-    z.expert_counts = int32_extent(p.num_experts);
-    z.expert_offsets = int32_extent(p.num_experts + 1);
+    z.expert_counts = int32_extent(L);
+    z.expert_offsets = int32_extent(L + 1);
     z.pair_to_sorted = int32_extent(pairs);
     z.workspace.elements = router->workspace_bytes;
     z.workspace.bytes = router->workspace_bytes;

@@ -3,22 +3,24 @@
 #ifndef ALPHAMOE_CAPI_ROUTER_INTERNAL_H
 #define ALPHAMOE_CAPI_ROUTER_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "alphamoe/router.h"
 
 struct alphamoe_router {
-    alphamoe_params params;  // validated; logits_row_stride resolved
+    alphamoe_params params;  // validated and normalized (see alphamoe_router_get_params)
     int64_t capacity;        // sorted_token_ids elements for max_tokens
     int64_t workspace_bytes;
 };
 
 namespace alphamoe {
 
-// Sizes of the first public versions of each struct.
-constexpr size_t kParamsSizeV1 = sizeof(alphamoe_params);
+// Sizes of the published versions of each struct, oldest first. A version
+// ends where the next one's first appended field begins.
+constexpr size_t kParamsVersions[] = {offsetof(alphamoe_params, scoring), sizeof(alphamoe_params)};
+constexpr size_t kBuffersVersions[] = {offsetof(alphamoe_buffers, correction_bias), sizeof(alphamoe_buffers)};
 constexpr size_t kSizesSizeV1 = sizeof(alphamoe_sizes);
-constexpr size_t kBuffersSizeV1 = sizeof(alphamoe_buffers);
 constexpr size_t kDeviceAttributesSizeV1 = sizeof(alphamoe_device_attributes);
 constexpr size_t kSelectionSizeV1 = sizeof(alphamoe_selection);
 
@@ -28,11 +30,17 @@ inline bool shared_expert(const alphamoe_router &r) {
     return (r.params.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
 }
 
+// Experts of the plan: the local experts with expert parallelism, else E.
+inline int32_t plan_experts(const alphamoe_params &p) { return p.local_expert_count; }
+
+// Bytes of one logit of the router's logits_type.
+inline int64_t logit_bytes(int32_t logits_type) { return logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2; }
+
 // Checks everything of one call that does not need a GPU. On success
 // *buffers holds the caller's buffers read through struct_size.
 // need_workspace: the GPU path requires it, the host reference ignores it.
 alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
-                              const float *logits, const alphamoe_buffers *in,
+                              const void *logits, const alphamoe_buffers *in,
                               bool need_workspace, alphamoe_buffers *buffers);
 
 }  // namespace alphamoe

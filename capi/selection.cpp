@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "flavour.h"
 #include "images.h"
 #include "route_args.h"
 #include "router_internal.h"
@@ -53,6 +54,7 @@ void spread(int32_t num_tokens, int64_t max_ctas, int32_t min_per_cta, alphamoe_
 alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens,
                                const alphamoe_device_attributes &device, alphamoe_selection *out) {
     if (num_tokens < 0 || num_tokens > router.params.max_tokens) return ALPHAMOE_ERROR_NUM_TOKENS;
+    if (!device_supports_flavour(router.params)) return ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR;
     if (device.compute_capability <= 0 || device.multiprocessor_count <= 0 ||
         device.cooperative_ctas_per_sm < 0)
         return ALPHAMOE_ERROR_INVALID_ARGUMENT;

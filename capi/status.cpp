@@ -14,7 +14,8 @@ const char *alphamoe_status_string(alphamoe_status status_in) {
     case ALPHAMOE_OK: return "ALPHAMOE_OK: success";
     case ALPHAMOE_ERROR_NULL_POINTER: return "ALPHAMOE_ERROR_NULL_POINTER: a required pointer is NULL";
     case ALPHAMOE_ERROR_STRUCT_SIZE:
-        return "ALPHAMOE_ERROR_STRUCT_SIZE: struct_size is smaller than the first version of the struct";
+        return "ALPHAMOE_ERROR_STRUCT_SIZE: struct_size is smaller than the first version of the struct "
+               "or ends inside a field";
     case ALPHAMOE_ERROR_NUM_EXPERTS: return "ALPHAMOE_ERROR_NUM_EXPERTS: num_experts must be in [1, 512]";
     case ALPHAMOE_ERROR_TOP_K: return "ALPHAMOE_ERROR_TOP_K: top_k must be in [1, min(num_experts, 16)]";
     case ALPHAMOE_ERROR_BLOCK_M: return "ALPHAMOE_ERROR_BLOCK_M: block_m must be in [1, 256]";
@@ -22,7 +23,9 @@ const char *alphamoe_status_string(alphamoe_status status_in) {
         return "ALPHAMOE_ERROR_MAX_TOKENS: max_tokens must be >= 0 and its plan must fit int32 "
                "(max_tokens * top_k and the padded capacity at most 2^31 - 1)";
     case ALPHAMOE_ERROR_NUM_TOKENS: return "ALPHAMOE_ERROR_NUM_TOKENS: num_tokens must be in [0, max_tokens]";
-    case ALPHAMOE_ERROR_SHARED_EXPERT: return "ALPHAMOE_ERROR_SHARED_EXPERT: shared-expert mode needs top_k >= 2";
+    case ALPHAMOE_ERROR_SHARED_EXPERT:
+        return "ALPHAMOE_ERROR_SHARED_EXPERT: shared-expert mode needs top_k >= 2, softmax scoring and "
+               "no expert groups";
     case ALPHAMOE_ERROR_ROW_STRIDE:
         return "ALPHAMOE_ERROR_ROW_STRIDE: logits_row_stride must be 0 or >= num_experts, and the "
                "logits extent must fit 64 bits";
@@ -48,7 +51,24 @@ const char *alphamoe_status_string(alphamoe_status status_in) {
         return "ALPHAMOE_ERROR_CUDA: a CUDA driver call failed (possibly a sticky error from earlier work)";
     case ALPHAMOE_ERROR_OUT_OF_MEMORY: return "ALPHAMOE_ERROR_OUT_OF_MEMORY: a host allocation failed";
     case ALPHAMOE_ERROR_INVALID_ARGUMENT:
-        return "ALPHAMOE_ERROR_INVALID_ARGUMENT: an index or capacity argument is out of range";
+        return "ALPHAMOE_ERROR_INVALID_ARGUMENT: an index, capacity or reserved argument is out of range";
+    case ALPHAMOE_ERROR_SCORING:
+        return "ALPHAMOE_ERROR_SCORING: scoring must be ALPHAMOE_SCORING_SOFTMAX or _SIGMOID, and a "
+               "correction bias needs sigmoid scoring";
+    case ALPHAMOE_ERROR_LOGITS_TYPE:
+        return "ALPHAMOE_ERROR_LOGITS_TYPE: logits_type must be ALPHAMOE_LOGITS_F32, _BF16 or _F16";
+    case ALPHAMOE_ERROR_GROUPS:
+        return "ALPHAMOE_ERROR_GROUPS: num_groups must be 0 or divide num_experts, topk_groups must be "
+               "in [0, num_groups], and the kept groups must hold at least top_k experts";
+    case ALPHAMOE_ERROR_SCALING_FACTOR:
+        return "ALPHAMOE_ERROR_SCALING_FACTOR: routed_scaling_factor must be finite and > 0 (0 means 1)";
+    case ALPHAMOE_ERROR_EXPERT_PARALLEL:
+        return "ALPHAMOE_ERROR_EXPERT_PARALLEL: the local experts must be a range inside [0, num_experts) "
+               "(local_expert_count 0 and local_expert_begin 0 for none), or with an expert map "
+               "local_expert_count in [1, num_experts] and local_expert_begin 0";
+    case ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR:
+        return "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR: the GPU kernels of this library do not implement this "
+               "routing flavour; alphamoe_route_host does";
     }
     return "ALPHAMOE_ERROR_UNKNOWN: not an alphamoe_status value";
 }

@@ -548,6 +548,101 @@ static void test_capacity_adversarial(void **state) {
     }
 }
 
+/* ------------------------------------------------------------ expert parallelism */
+
+/* With L local experts the plan is sized for L groups: expert_counts [L],
+ * expert_offsets [L + 1], and the capacity formula with L for E; token-
+ * shaped outputs stay [max_tokens, k]. */
+static void test_sizes_expert_parallel(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x5005);
+    for (int i = 0; i < 3000; ++i) {
+        const int32_t E = 1 + (int32_t)rng_below(&rng, 512);
+        const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
+        const int32_t bm = 1 + (int32_t)rng_below(&rng, 256);
+        const int32_t T = rng_below(&rng, 4) ? (int32_t)rng_below(&rng, 5000) : (int32_t)rng_below(&rng, 1u << 22);
+        const int32_t L = 1 + (int32_t)rng_below(&rng, (uint32_t)E);
+        alphamoe_params p = test_params(E, k, bm, T, rng_below(&rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u);
+        if (rng_below(&rng, 2)) {
+            p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        } else {
+            p.local_expert_begin = (int32_t)rng_below(&rng, (uint32_t)(E - L + 1));
+        }
+        p.local_expert_count = L;
+        alphamoe_router *r = NULL;
+        const alphamoe_status st = alphamoe_router_create(&p, &r);
+        if (st != ALPHAMOE_OK) fail_msg("create(E=%d L=%d k=%d bm=%d T=%d): %s", E, L, k, bm, T, alphamoe_status_string(st));
+        alphamoe_sizes z;
+        memset(&z, 0xEE, sizeof z);
+        z.struct_size = sizeof z;
+        assert_int_equal(alphamoe_router_sizes(r, &z), ALPHAMOE_OK);
+        char shape[160];
+        snprintf(shape, sizeof shape, "E=%d L=%d k=%d block_m=%d max_tokens=%d %s", E, L, k, bm, T,
+                 (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) ? "map" : "range");
+        const int64_t pairs = (int64_t)T * k;
+        const int64_t cap = formula_capacity(pairs, L, bm);
+        check_extent("topk_ids", z.topk_ids, pairs, shape);
+        check_extent("topk_weights", z.topk_weights, pairs, shape);
+        check_extent("pair_to_sorted", z.pair_to_sorted, pairs, shape);
+        check_extent("sorted_token_ids", z.sorted_token_ids, cap, shape);
+        check_extent("expert_ids", z.expert_ids, cap / bm, shape);
+        check_extent("expert_counts", z.expert_counts, L, shape);
+        check_extent("expert_offsets", z.expert_offsets, (int64_t)L + 1, shape);
+        check_extent("num_tokens_post_padded", z.num_tokens_post_padded, 1, shape);
+        alphamoe_router_destroy(r);
+    }
+}
+
+/* Routings under expert parallelism stay inside the sized plan, and the
+ * bound is reached: a map sending every global expert to local expert 0
+ * puts all M*k pairs in one group of roundup(M*k, block_m), which is the
+ * capacity for L = 1. */
+static void test_capacity_expert_parallel(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x5006);
+    for (int i = 0; i < 300; ++i) {
+        const int32_t E = 1 + (int32_t)rng_below(&rng, 512);
+        const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
+        const int32_t bm = 1 + (int32_t)rng_below(&rng, 256);
+        const int32_t M = 1 + (int32_t)rng_below(&rng, 400);
+        const int all_to_one = i % 3 == 0;
+        const int32_t L = all_to_one ? 1 : 1 + (int32_t)rng_below(&rng, (uint32_t)E);
+        alphamoe_params p = test_params(E, k, bm, M, ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_EXPERT_MAP);
+        p.local_expert_count = L;
+        int32_t map[ALPHAMOE_MAX_EXPERTS];
+        for (int32_t e = 0; e < E; ++e) map[e] = all_to_one ? 0 : (int32_t)rng_below(&rng, (uint32_t)L + 1) - 1;
+        alphamoe_router *r = NULL;
+        assert_int_equal(alphamoe_router_create(&p, &r), ALPHAMOE_OK);
+        float *logits = malloc((size_t)M * (size_t)E * sizeof *logits);
+        assert_non_null(logits);
+        fill_logits(&rng, logits, M, E, E, rng_below(&rng, 2) ? LOGITS_RANDOM : LOGITS_QUANTIZED, 0);
+        host_plan plan;
+        assert_int_equal(host_plan_alloc(&plan, r, 1), 0);
+        plan.buffers.expert_map = map;
+        host_plan_poison(&plan);
+        assert_int_equal(alphamoe_route_host(r, M, logits, &plan.buffers), ALPHAMOE_OK);
+        char why[256];
+        if (validate_plan(&plan, M, why, sizeof why)) fail_msg("E=%d L=%d k=%d bm=%d M=%d: %s", E, L, k, bm, M, why);
+        const int64_t live = plan.num_tokens_post_padded[0];
+        const int64_t cap = plan.sizes.sorted_token_ids.elements;
+        if (live > cap) fail_msg("E=%d L=%d k=%d bm=%d M=%d: live %" PRId64 " > capacity %" PRId64, E, L, k, bm, M, live, cap);
+        if (all_to_one && live != cap)
+            fail_msg("E=%d k=%d bm=%d M=%d, every expert local 0: live %" PRId64 " != capacity %" PRId64, E, k, bm, M,
+                     live, cap);
+        /* Tail fill up to the capacity sized with L, then untouched. */
+        for (int64_t pos = live; pos < cap + TEST_GUARD; ++pos) {
+            const int32_t want = pos < cap ? M * k : TEST_POISON_I32;
+            if (plan.sorted_token_ids[pos] != want)
+                fail_msg("E=%d L=%d: sorted_token_ids[%" PRId64 "] = %d, want %d", E, L, pos, plan.sorted_token_ids[pos], want);
+        }
+        host_plan_free(&plan);
+        free(logits);
+        alphamoe_router_destroy(r);
+    }
+}
+
 int main(void) {
     test_base_seed();
     const struct CMUnitTest tests[] = {
@@ -556,6 +651,8 @@ int main(void) {
         cmocka_unit_test(test_sizes_zero_tokens),
         cmocka_unit_test(test_capacity_brute_force),
         cmocka_unit_test(test_capacity_adversarial),
+        cmocka_unit_test(test_sizes_expert_parallel),
+        cmocka_unit_test(test_capacity_expert_parallel),
     };
     return cmocka_run_group_tests_name("sizing", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,44 @@ static int32_t min_i32(int32_t a, int32_t b) { return a < b ? a : b; }
 static char sentinel_object;
 #define SENTINEL_ROUTER ((alphamoe_router *)(void *)&sentinel_object)
 
+/* Valid routing-flavour fields drawn at random for a shape: scoring, bias,
+ * logits type, groups, scaling, expert parallelism. Shared-expert mode
+ * stays valid (softmax, no groups) when p->flags has it. */
+static void draw_valid_flavour(test_rng *rng, alphamoe_params *p) {
+    const int32_t E = p->num_experts;
+    const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
+    p->scoring = shared ? ALPHAMOE_SCORING_SOFTMAX : (int32_t)rng_below(rng, 2);
+    if (p->scoring == ALPHAMOE_SCORING_SIGMOID && rng_below(rng, 2)) p->flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+    if (rng_below(rng, 2)) p->flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
+    p->logits_type = (int32_t)rng_below(rng, 3);
+    p->num_groups = 0;
+    p->topk_groups = 0;
+    if (!shared && rng_below(rng, 2)) {
+        int32_t g = 1 + (int32_t)rng_below(rng, (uint32_t)E);
+        while (E % g) --g;
+        const int32_t size = E / g;
+        int32_t tg = 1 + (int32_t)rng_below(rng, (uint32_t)g);
+        while ((int64_t)tg * size < p->top_k) ++tg;
+        p->num_groups = g;
+        p->topk_groups = rng_below(rng, 4) == 0 ? 0 : tg;
+    }
+    static const float scales[] = {0.0f, 1.0f, 2.5f, 2.827f, 1e-30f, 3e38f};
+    p->routed_scaling_factor = scales[rng_below(rng, sizeof scales / sizeof scales[0])];
+    p->local_expert_begin = 0;
+    p->local_expert_count = 0;
+    switch (rng_below(rng, 3)) {
+    case 1:
+        p->local_expert_count = 1 + (int32_t)rng_below(rng, (uint32_t)E);
+        p->local_expert_begin = (int32_t)rng_below(rng, (uint32_t)(E - p->local_expert_count + 1));
+        break;
+    case 2:
+        p->flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        p->local_expert_count = 1 + (int32_t)rng_below(rng, (uint32_t)E);
+        break;
+    default: break;
+    }
+}
+
 /* A random parameter set that is valid in every field, so that changing one
  * field makes exactly that field invalid. */
 static alphamoe_params random_valid_params(test_rng *rng) {
@@ -36,18 +75,22 @@ static alphamoe_params random_valid_params(test_rng *rng) {
     p.logits_row_stride = rng_below(rng, 2) ? 0 : E + (int64_t)rng_below(rng, 1000);
     p.flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
     if (rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_PDL;
-    if (k >= 2 && rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+    if (k >= 2 && rng_below(rng, 3) == 0) p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
     p.force_specialization = (int32_t)rng_below(rng, 4);
+    if (rng_below(rng, 3)) draw_valid_flavour(rng, &p);
     return p;
 }
 
 static void describe_params(const alphamoe_params *p, char *buf, size_t size) {
     snprintf(buf, size,
              "struct_size=%zu E=%d k=%d block_m=%d max_tokens=%d stride=%" PRId64
-             " flags=0x%x spec=%d",
-             p->struct_size, p->num_experts, p->top_k, p->block_m, p->max_tokens,
-             p->logits_row_stride, p->flags, p->force_specialization);
+             " flags=0x%x spec=%d scoring=%d logits_type=%d groups=%d keep=%d scale=%g ep=%d+%d reserved=%u",
+             p->struct_size, p->num_experts, p->top_k, p->block_m, p->max_tokens, p->logits_row_stride, p->flags,
+             p->force_specialization, p->scoring, p->logits_type, p->num_groups, p->topk_groups,
+             (double)p->routed_scaling_factor, p->local_expert_begin, p->local_expert_count, p->reserved);
 }
+
+static size_t logits_type_bytes_of(const alphamoe_params *p) { return p->logits_type == ALPHAMOE_LOGITS_F32 ? 4u : 2u; }
 
 /* create must fail with `want`, leave *out as it was and not touch params. */
 static void expect_create_status(const alphamoe_params *p, alphamoe_status want, const char *what) {
@@ -99,8 +142,11 @@ static void test_create_struct_size(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0x1002);
-    const size_t small[] = {0, 1, 4, 8, sizeof(alphamoe_params) / 2, sizeof(alphamoe_params) - 4,
-                            sizeof(alphamoe_params) - 1};
+    /* Below the first version, and sizes ending inside a field appended
+     * later (between the published versions). */
+    const size_t v1 = offsetof(alphamoe_params, scoring);
+    const size_t small[] = {0, 1, 4, 8, v1 / 2, v1 - 4, v1 - 1, v1 + 1, v1 + 2, v1 + 4, v1 + 6,
+                            sizeof(alphamoe_params) - 4, sizeof(alphamoe_params) - 1};
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         for (size_t j = 0; j < sizeof small / sizeof small[0]; ++j) {
@@ -251,11 +297,12 @@ static void test_create_row_stride(void **state) {
         p.max_tokens = 2 + (int32_t)rng_below(&rng, 100000);
         p.logits_row_stride = INT64_MAX;
         expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride INT64_MAX");
-        p.logits_row_stride = INT64_MAX / 4 + 1;
-        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride * 4 > INT64_MAX");
-        p.logits_row_stride = INT64_MAX / 4 / (p.max_tokens - 1) + 1;
+        const int64_t bytes = (int64_t)logits_type_bytes_of(&p);
+        p.logits_row_stride = INT64_MAX / bytes + 1;
+        expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE, "stride * element size > INT64_MAX");
+        p.logits_row_stride = INT64_MAX / bytes / (p.max_tokens - 1) + 1;
         expect_create_status(&p, ALPHAMOE_ERROR_ROW_STRIDE,
-                             "(max_tokens - 1) * stride * 4 > INT64_MAX");
+                             "(max_tokens - 1) * stride * element size > INT64_MAX");
     }
 }
 
@@ -293,15 +340,206 @@ static void test_create_specialization(void **state) {
     }
 }
 
+static void test_create_scoring(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x100D);
+    const int32_t bad[] = {-1, 2, 3, 100, INT32_MIN, INT32_MAX};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.scoring = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_SCORING, "unknown scoring");
+        }
+        /* A correction bias steers sigmoid scores only. */
+        p = random_valid_params(&rng);
+        p.scoring = ALPHAMOE_SCORING_SOFTMAX;
+        p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+        expect_create_status(&p, ALPHAMOE_ERROR_SCORING, "correction bias with softmax scoring");
+    }
+}
+
+static void test_create_logits_type(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x100E);
+    const int32_t bad[] = {-1, 3, 4, 100, INT32_MIN, INT32_MAX};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.logits_type = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_LOGITS_TYPE, "unknown logits_type");
+        }
+    }
+}
+
+static void test_create_groups(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x100F);
+    for (int i = 0; i < 4 * RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        const int32_t E = p.num_experts;
+        const alphamoe_params base = p;
+        const int32_t bad_groups[] = {-1, -2, INT32_MIN, E + 1, INT32_MAX};
+        for (size_t j = 0; j < sizeof bad_groups / sizeof bad_groups[0]; ++j) {
+            p = base;
+            p.num_groups = bad_groups[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_GROUPS, "num_groups out of range");
+        }
+        /* A count that does not divide E. */
+        for (int32_t g = 2; g <= E && g < 600; g += 1 + (int32_t)rng_below(&rng, 7)) {
+            if (E % g == 0) continue;
+            p = base;
+            p.num_groups = g;
+            p.topk_groups = 0;
+            expect_create_status(&p, ALPHAMOE_ERROR_GROUPS, "num_groups does not divide num_experts");
+        }
+        /* topk_groups outside [0, num_groups]; with no groups only 0 and 1. */
+        p = base;
+        const int32_t G = p.num_groups > 1 ? p.num_groups : 1;
+        const int32_t bad_keep[] = {-1, INT32_MIN, G + 1, INT32_MAX};
+        for (size_t j = 0; j < sizeof bad_keep / sizeof bad_keep[0]; ++j) {
+            p.topk_groups = bad_keep[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_GROUPS, "topk_groups out of range");
+        }
+        /* Kept groups holding fewer than k experts. */
+        p = base;
+        p.flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
+        if (p.top_k >= 2) {
+            int32_t g = p.top_k;
+            while (g <= E && E % g) ++g;
+            if (g <= E) {
+                p.num_groups = g;
+                const int32_t size = E / g;
+                p.topk_groups = (p.top_k - 1) / size; /* holds at most k - 1 */
+                if (p.topk_groups >= 1) expect_create_status(&p, ALPHAMOE_ERROR_GROUPS, "kept groups hold < k experts");
+            }
+        }
+    }
+    /* DeepSeek-V3 shapes at the edge: 8 groups of 32, k = 8. */
+    alphamoe_params p = test_params(256, 8, 16, 100, 0u);
+    p.scoring = ALPHAMOE_SCORING_SIGMOID;
+    p.num_groups = 8;
+    p.topk_groups = 1;
+    alphamoe_router_destroy(expect_create_ok(&p, "one group of 32 holds k = 8"));
+    p.num_groups = 64; /* groups of 4: two hold 8 */
+    p.topk_groups = 1;
+    expect_create_status(&p, ALPHAMOE_ERROR_GROUPS, "one group of 4 for k = 8");
+    p.topk_groups = 2;
+    alphamoe_router_destroy(expect_create_ok(&p, "two groups of 4 hold k = 8"));
+    p.num_groups = 3;
+    p.topk_groups = 0;
+    expect_create_status(&p, ALPHAMOE_ERROR_GROUPS, "3 does not divide 256");
+}
+
+static void test_create_scaling_factor(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1010);
+    const float bad[] = {-1.0f, -2.5f, -1.17549435e-38f, -1e-45f, INFINITY, -INFINITY, NAN, -NAN,
+                         bits_to_float(0x7FC12345u), bits_to_float(0x7F800001u)};
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.routed_scaling_factor = bad[j];
+            expect_create_status(&p, ALPHAMOE_ERROR_SCALING_FACTOR, "scaling factor negative or not finite");
+        }
+    }
+}
+
+static void test_create_expert_parallel(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1011);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params base = random_valid_params(&rng);
+        base.flags &= ~ALPHAMOE_FLAG_EXPERT_MAP;
+        base.local_expert_begin = 0;
+        base.local_expert_count = 0;
+        const int32_t E = base.num_experts;
+        const struct {
+            int32_t begin, count;
+        } ranges[] = {{0, -1}, {0, INT32_MIN}, {-1, 1}, {INT32_MIN, 1}, {0, E + 1}, {1, E}, {E, 1},
+                      {E - 1, 2}, {INT32_MAX, INT32_MAX}, {1, INT32_MAX}, {INT32_MAX, 1}, {1, 0}, {-1, 0}};
+        for (size_t j = 0; j < sizeof ranges / sizeof ranges[0]; ++j) {
+            alphamoe_params p = base;
+            p.local_expert_begin = ranges[j].begin;
+            p.local_expert_count = ranges[j].count;
+            char what[128];
+            snprintf(what, sizeof what, "local range begin %d count %d of %d experts", ranges[j].begin,
+                     ranges[j].count, E);
+            expect_create_status(&p, ALPHAMOE_ERROR_EXPERT_PARALLEL, what);
+        }
+        /* A map needs its local expert count, at most E, and no range. */
+        const struct {
+            int32_t begin, count;
+        } maps[] = {{0, 0}, {0, -1}, {0, E + 1}, {0, INT32_MAX}, {1, 1}, {-1, 1}};
+        for (size_t j = 0; j < sizeof maps / sizeof maps[0]; ++j) {
+            alphamoe_params p = base;
+            p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+            p.local_expert_begin = maps[j].begin;
+            p.local_expert_count = maps[j].count;
+            expect_create_status(&p, ALPHAMOE_ERROR_EXPERT_PARALLEL, "expert map settings");
+        }
+    }
+}
+
+static void test_create_reserved(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1012);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        p.reserved = 1u << rng_below(&rng, 32);
+        expect_create_status(&p, ALPHAMOE_ERROR_INVALID_ARGUMENT, "reserved field not zero");
+    }
+}
+
+/* Shared-expert mode is defined with softmax scoring and no groups; the
+ * other flavours combine with it. */
+static void test_create_shared_with_flavours(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1013);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        const int32_t E = 2 + (int32_t)rng_below(&rng, ALPHAMOE_MAX_EXPERTS - 1);
+        const int32_t k = 2 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16) - 1);
+        alphamoe_params p = test_params(E, k, 16, 100, ALPHAMOE_FLAG_SHARED_EXPERT);
+        p.scoring = ALPHAMOE_SCORING_SIGMOID;
+        expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with sigmoid scoring");
+        p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+        expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with biased sigmoid scoring");
+        p = test_params(E, k, 16, 100, ALPHAMOE_FLAG_SHARED_EXPERT);
+        int32_t g = 2;
+        while (E % g) ++g;
+        p.num_groups = g;
+        p.topk_groups = g;
+        expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with groups");
+        p.num_groups = 1;
+        p.topk_groups = 1;
+        alphamoe_router_destroy(expect_create_ok(&p, "shared expert, one group"));
+        p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
+        p.routed_scaling_factor = 2.5f;
+        p.logits_type = 1 + (int32_t)rng_below(&rng, 2);
+        p.local_expert_count = 1 + (int32_t)rng_below(&rng, (uint32_t)E);
+        p.local_expert_begin = (int32_t)rng_below(&rng, (uint32_t)(E - p.local_expert_count + 1));
+        alphamoe_router_destroy(expect_create_ok(&p, "shared expert with the other flavours"));
+    }
+}
+
 /* Several fields invalid at once: the status must be a failure naming one
  * of the fields that is actually wrong, and *out must stay untouched. */
-enum { BAD_E, BAD_K, BAD_BM, BAD_MAX, BAD_SHARED, BAD_STRIDE, BAD_FLAGS, BAD_SPEC, BAD_SIZE, BAD_COUNT };
+enum {
+    BAD_E, BAD_K, BAD_BM, BAD_MAX, BAD_SHARED, BAD_STRIDE, BAD_FLAGS, BAD_SPEC, BAD_SIZE,
+    BAD_SCORING, BAD_TYPE, BAD_GROUPS, BAD_SCALE, BAD_EP, BAD_RESERVED, BAD_COUNT
+};
 
 static void test_create_combinations(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0x100B);
-    for (int iter = 0; iter < 2000; ++iter) {
+    for (int iter = 0; iter < 4000; ++iter) {
         alphamoe_params p = random_valid_params(&rng);
         int bad[BAD_COUNT] = {0};
         int n_bad = 0;
@@ -321,13 +559,29 @@ static void test_create_combinations(void **state) {
         if (bad[BAD_BM]) p.block_m = rng_below(&rng, 2) ? 0 : 257;
         if (bad[BAD_MAX]) p.max_tokens = -1 - (int32_t)rng_below(&rng, 5);
         if (bad[BAD_STRIDE]) p.logits_row_stride = -1 - (int64_t)rng_below(&rng, 5);
-        if (bad[BAD_FLAGS]) p.flags |= 0x8u << rng_below(&rng, 28);
+        if (bad[BAD_FLAGS]) p.flags |= 0x40u << rng_below(&rng, 26);
         if (bad[BAD_SPEC]) p.force_specialization = rng_below(&rng, 2) ? -1 : 4;
-        if (bad[BAD_SIZE]) p.struct_size = rng_below(&rng, (uint32_t)sizeof p);
+        if (bad[BAD_SIZE]) {
+            /* Not a published size: below the first, or inside a later field. */
+            do p.struct_size = rng_below(&rng, (uint32_t)sizeof p);
+            while (p.struct_size == offsetof(alphamoe_params, scoring));
+        }
+        if (bad[BAD_SCORING]) p.scoring = rng_below(&rng, 2) ? -1 : 2 + (int32_t)rng_below(&rng, 100);
+        if (bad[BAD_TYPE]) p.logits_type = rng_below(&rng, 2) ? -1 : 3 + (int32_t)rng_below(&rng, 100);
+        if (bad[BAD_GROUPS]) {
+            if (rng_below(&rng, 2)) p.num_groups = -1 - (int32_t)rng_below(&rng, 5);
+            else p.topk_groups = -1;
+        }
+        if (bad[BAD_SCALE]) {
+            const float bad_scales[] = {-1.0f, -1e-30f, INFINITY, -INFINITY, NAN};
+            p.routed_scaling_factor = bad_scales[rng_below(&rng, 5)];
+        }
+        if (bad[BAD_EP]) p.local_expert_count = -1 - (int32_t)rng_below(&rng, 5);
+        if (bad[BAD_RESERVED]) p.reserved = 1u + (uint32_t)rng_below(&rng, 1000);
 
         alphamoe_router *out = SENTINEL_ROUTER;
         const alphamoe_status s = alphamoe_router_create(&p, &out);
-        char desc[256];
+        char desc[384];
         describe_params(&p, desc, sizeof desc);
         if (out != SENTINEL_ROUTER) {
             if (s == ALPHAMOE_OK) alphamoe_router_destroy(out);
@@ -348,6 +602,12 @@ static void test_create_combinations(void **state) {
         case ALPHAMOE_ERROR_ROW_STRIDE: ok_status = bad[BAD_STRIDE] || bad[BAD_E] || bad[BAD_MAX]; break;
         case ALPHAMOE_ERROR_FLAGS: ok_status = bad[BAD_FLAGS]; break;
         case ALPHAMOE_ERROR_SPECIALIZATION: ok_status = bad[BAD_SPEC]; break;
+        case ALPHAMOE_ERROR_SCORING: ok_status = bad[BAD_SCORING]; break;
+        case ALPHAMOE_ERROR_LOGITS_TYPE: ok_status = bad[BAD_TYPE]; break;
+        case ALPHAMOE_ERROR_GROUPS: ok_status = bad[BAD_GROUPS]; break;
+        case ALPHAMOE_ERROR_SCALING_FACTOR: ok_status = bad[BAD_SCALE]; break;
+        case ALPHAMOE_ERROR_EXPERT_PARALLEL: ok_status = bad[BAD_EP]; break;
+        case ALPHAMOE_ERROR_INVALID_ARGUMENT: ok_status = bad[BAD_RESERVED]; break;
         default: ok_status = 0; break;
         }
         if (!ok_status)
@@ -355,6 +615,8 @@ static void test_create_combinations(void **state) {
     }
 }
 
+/* get_params returns the parameters normalized: every "0 means ..." field
+ * resolved. */
 static void check_params_round_trip(const alphamoe_params *in, const alphamoe_router *r) {
     alphamoe_params got;
     memset(&got, 0xA5, sizeof got);
@@ -368,13 +630,33 @@ static void check_params_round_trip(const alphamoe_params *in, const alphamoe_ro
     assert_int_equal(got.logits_row_stride, in->logits_row_stride ? in->logits_row_stride : in->num_experts);
     assert_int_equal(got.flags, in->flags);
     assert_int_equal(got.force_specialization, in->force_specialization);
+    assert_int_equal(got.scoring, in->scoring);
+    assert_int_equal(got.logits_type, in->logits_type);
+    const int32_t groups = in->num_groups > 1 ? in->num_groups : 1;
+    assert_int_equal(got.num_groups, groups);
+    assert_int_equal(got.topk_groups, in->topk_groups ? in->topk_groups : groups);
+    assert_true(got.routed_scaling_factor == (in->routed_scaling_factor == 0.0f ? 1.0f : in->routed_scaling_factor));
+    assert_int_equal(got.local_expert_begin, in->local_expert_begin);
+    assert_int_equal(got.local_expert_count, in->local_expert_count ? in->local_expert_count : in->num_experts);
+    assert_int_equal(got.reserved, 0);
+
+    /* A first-version caller gets the first version's fields only. */
+    alphamoe_params old;
+    memset(&old, 0x5C, sizeof old);
+    old.struct_size = offsetof(alphamoe_params, scoring);
+    assert_int_equal(alphamoe_router_get_params(r, &old), ALPHAMOE_OK);
+    assert_int_equal(old.struct_size, offsetof(alphamoe_params, scoring));
+    assert_int_equal(old.force_specialization, in->force_specialization);
+    const unsigned char *tail = (const unsigned char *)&old + offsetof(alphamoe_params, scoring);
+    for (size_t i = 0; i < sizeof old - offsetof(alphamoe_params, scoring); ++i)
+        if (tail[i] != 0x5C) fail_msg("get_params wrote past a first-version struct_size (byte %zu)", i);
 }
 
 static void test_create_valid_boundaries(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0x100C);
-    alphamoe_params cases[64];
+    alphamoe_params cases[96];
     int n = 0;
     cases[n++] = test_params(1, 1, 1, 1, 0u);
     cases[n++] = test_params(512, 16, 256, 1000, 0u);
@@ -394,12 +676,41 @@ static void test_create_valid_boundaries(void **state) {
     cases[n] = test_params(37, 5, 3, 77, 0u);
     cases[n++].logits_row_stride = 1 << 20;
     cases[n++] = test_params(2, 2, 8, 50, ALPHAMOE_FLAG_SHARED_EXPERT);
-    cases[n++] = test_params(512, 16, 8, 50, ALPHAMOE_FLAG_ALL);
+    cases[n++] = test_params(512, 16, 8, 50,
+                             ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP));
+    cases[n] = test_params(256, 8, 16, 4096, ALPHAMOE_FLAG_ALL & ~ALPHAMOE_FLAG_SHARED_EXPERT);
+    cases[n].scoring = ALPHAMOE_SCORING_SIGMOID; /* DeepSeek-V3 with a map of 32 local experts */
+    cases[n].num_groups = 8;
+    cases[n].topk_groups = 4;
+    cases[n].routed_scaling_factor = 2.5f;
+    cases[n++].local_expert_count = 32;
+    cases[n] = test_params(512, 16, 8, 50, 0u);
+    cases[n].num_groups = 512; /* groups of one, all kept */
+    cases[n++].logits_type = ALPHAMOE_LOGITS_F16;
+    cases[n] = test_params(512, 16, 8, 50, 0u);
+    cases[n].num_groups = 32; /* keep exactly k experts */
+    cases[n++].topk_groups = 1;
+    cases[n] = test_params(12, 5, 8, 50, 0u);
+    cases[n].num_groups = 4;
+    cases[n++].topk_groups = 2; /* 6 >= 5 */
+    cases[n] = test_params(64, 8, 16, 100, 0u);
+    cases[n].local_expert_begin = 63; /* the last expert alone */
+    cases[n++].local_expert_count = 1;
+    cases[n] = test_params(64, 8, 16, 100, 0u);
+    cases[n++].local_expert_count = 64; /* all of them, as a range */
+    cases[n] = test_params(64, 8, 16, 100, ALPHAMOE_FLAG_EXPERT_MAP);
+    cases[n++].local_expert_count = 64;
+    cases[n] = test_params(64, 8, 16, 100, 0u);
+    cases[n++].routed_scaling_factor = 1.17549435e-38f; /* smallest normal */
+    cases[n] = test_params(64, 8, 16, 100, 0u);
+    cases[n++].routed_scaling_factor = bits_to_float(1u); /* a subnormal is finite and > 0 */
+    cases[n] = test_params(64, 8, 16, 100, 0u);
+    cases[n++].routed_scaling_factor = -0.0f; /* zero of either sign means 1 */
     for (int32_t s = ALPHAMOE_SPECIALIZATION_AUTO; s <= ALPHAMOE_SPECIALIZATION_LARGE; ++s) {
         cases[n] = test_params(8, 2, 16, 300, 0u);
         cases[n++].force_specialization = s;
     }
-    while (n < 64) cases[n++] = random_valid_params(&rng);
+    while (n < 96) cases[n++] = random_valid_params(&rng);
     for (int i = 0; i < n; ++i) {
         alphamoe_router *r = expect_create_ok(&cases[i], "valid boundary");
         check_params_round_trip(&cases[i], r);
@@ -435,7 +746,7 @@ enum { PATH_HOST, PATH_DEVICE };
 
 static const char *path_name(int path) { return path == PATH_HOST ? "alphamoe_route_host" : "alphamoe_route"; }
 
-#define REGION_COUNT 10
+#define REGION_COUNT 12
 
 typedef struct fixture {
     alphamoe_router *router;
@@ -446,6 +757,8 @@ typedef struct fixture {
     unsigned char *workspace_raw; /* the allocation; the workspace starts 64-aligned inside it */
     unsigned char *workspace;
     size_t workspace_raw_bytes;
+    float *bias;   /* [E], passed whatever the flags */
+    int32_t *map;  /* [E] */
     alphamoe_buffers valid; /* a complete, valid buffer set */
     const void *region[REGION_COUNT];
     size_t region_bytes[REGION_COUNT];
@@ -469,6 +782,7 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     if (rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_PDL;
     if (k >= 2 && rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
     p.force_specialization = (int32_t)rng_below(rng, 4);
+    if (rng_below(rng, 3)) draw_valid_flavour(rng, &p);
     fx->router = expect_create_ok(&p, "fixture router");
     fx->params = p;
     if (host_plan_alloc(&fx->plan, fx->router, 1) != 0) fail_msg("host_plan_alloc failed");
@@ -490,9 +804,19 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     for (size_t i = 0; i < fx->workspace_raw_bytes; ++i) fx->workspace_raw[i] = (unsigned char)(0xC3 ^ i);
     fx->workspace = fx->workspace_raw + (align - (uintptr_t)fx->workspace_raw % align) % align;
 
+    fx->bias = malloc((size_t)E * sizeof *fx->bias);
+    fx->map = malloc((size_t)E * sizeof *fx->map);
+    assert_true(fx->bias && fx->map);
+    for (int32_t e = 0; e < E; ++e) {
+        fx->bias[e] = rng_uniform(rng, -1.0f, 1.0f);
+        fx->map[e] = (int32_t)rng_below(rng, (uint32_t)E + 2) - 1; /* junk included: read as -1 */
+    }
+
     fx->valid = fx->plan.buffers;
     fx->valid.workspace = fx->workspace;
     fx->valid.workspace_bytes = (size_t)z->workspace.bytes;
+    fx->valid.correction_bias = fx->bias;
+    fx->valid.expert_map = fx->map;
 
     const host_plan *pl = &fx->plan;
     fx->region[0] = pl->topk_ids;               fx->region_bytes[0] = guarded_bytes(z->topk_ids.elements);
@@ -505,6 +829,8 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     fx->region[7] = pl->pair_to_sorted;         fx->region_bytes[7] = guarded_bytes(z->pair_to_sorted.elements);
     fx->region[8] = fx->logits;                 fx->region_bytes[8] = fx->logits_bytes;
     fx->region[9] = fx->workspace_raw;          fx->region_bytes[9] = fx->workspace_raw_bytes;
+    fx->region[10] = fx->bias;                  fx->region_bytes[10] = (size_t)E * sizeof *fx->bias;
+    fx->region[11] = fx->map;                   fx->region_bytes[11] = (size_t)E * sizeof *fx->map;
     for (int i = 0; i < REGION_COUNT; ++i) {
         fx->snapshot[i] = malloc(fx->region_bytes[i]);
         assert_non_null(fx->snapshot[i]);
@@ -516,6 +842,8 @@ static void fixture_free(fixture *fx) {
     for (int i = 0; i < REGION_COUNT; ++i) free(fx->snapshot[i]);
     free(fx->workspace_raw);
     free(fx->logits);
+    free(fx->bias);
+    free(fx->map);
     host_plan_free(&fx->plan);
     alphamoe_router_destroy(fx->router);
     memset(fx, 0, sizeof *fx);
@@ -523,7 +851,7 @@ static void fixture_free(fixture *fx) {
 
 static const char *const region_names[REGION_COUNT] = {
     "topk_ids", "topk_weights", "sorted_token_ids", "expert_ids", "num_tokens_post_padded",
-    "expert_counts", "expert_offsets", "pair_to_sorted", "logits", "workspace"};
+    "expert_counts", "expert_offsets", "pair_to_sorted", "logits", "workspace", "correction_bias", "expert_map"};
 
 static void fixture_expect_untouched(const fixture *fx, const char *what) {
     for (int i = 0; i < REGION_COUNT; ++i) {
@@ -536,19 +864,19 @@ static void fixture_expect_untouched(const fixture *fx, const char *what) {
     }
 }
 
-static alphamoe_status route_call(int path, const alphamoe_router *r, int32_t M, const float *logits,
+static alphamoe_status route_call(int path, const alphamoe_router *r, int32_t M, const void *logits,
                                   const alphamoe_buffers *b) {
     return path == PATH_HOST ? alphamoe_route_host(r, M, logits, b) : alphamoe_route(r, M, logits, b, NULL);
 }
 
 static void expect_reject(const fixture *fx, int path, const alphamoe_router *r, int32_t M,
-                          const float *logits, const alphamoe_buffers *b, alphamoe_status want,
+                          const void *logits, const alphamoe_buffers *b, alphamoe_status want,
                           const char *what) {
     alphamoe_buffers before;
     if (b) before = *b;
     const alphamoe_status s = route_call(path, r, M, logits, b);
-    char desc[512];
-    char pd[256];
+    char desc[640];
+    char pd[384];
     describe_params(&fx->params, pd, sizeof pd);
     snprintf(desc, sizeof desc, "%s, %s, M=%d, router %s", path_name(path), what, M, pd);
     if (s != want)
@@ -569,7 +897,8 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
 
     expect_reject(fx, path, NULL, M, lg, &fx->valid, ALPHAMOE_ERROR_NULL_POINTER, "router NULL");
     expect_reject(fx, path, r, M, lg, NULL, ALPHAMOE_ERROR_NULL_POINTER, "buffers NULL");
-    const size_t small_sizes[] = {0, 1, 8, sizeof b - 8, sizeof b - 1};
+    const size_t v1 = offsetof(alphamoe_buffers, correction_bias);
+    const size_t small_sizes[] = {0, 1, 8, v1 - 8, v1 - 1, v1 + 1, v1 + 4, sizeof b - 8, sizeof b - 1};
     for (size_t i = 0; i < sizeof small_sizes / sizeof small_sizes[0]; ++i) {
         b = fx->valid;
         b.struct_size = small_sizes[i];
@@ -588,6 +917,36 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
     b = fx->valid;
     b.topk_weights = NULL;
     expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "topk_weights NULL");
+
+    /* The per-expert inputs a flag asks for: required with tokens, word
+     * aligned; a first-version buffers struct has neither. */
+    const uint32_t flags = fx->params.flags;
+    if (flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) {
+        b = fx->valid;
+        b.struct_size = offsetof(alphamoe_buffers, correction_bias);
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER,
+                      "first-version buffers with a per-expert input flag");
+    }
+    if (flags & ALPHAMOE_FLAG_CORRECTION_BIAS) {
+        b = fx->valid;
+        b.correction_bias = NULL;
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "correction_bias NULL");
+        for (size_t by = 1; by <= 3; ++by) {
+            b = fx->valid;
+            b.correction_bias = misalign(fx->bias, by);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "correction_bias misaligned");
+        }
+    }
+    if (flags & ALPHAMOE_FLAG_EXPERT_MAP) {
+        b = fx->valid;
+        b.expert_map = NULL;
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "expert_map NULL");
+        for (size_t by = 1; by <= 3; ++by) {
+            b = fx->valid;
+            b.expert_map = misalign(fx->map, by);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "expert_map misaligned");
+        }
+    }
 
     for (int mi = 0; mi < 2; ++mi) {
         const int32_t m = Ms[mi];
@@ -608,9 +967,11 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
     }
 
     /* Every buffer, optional ones included, must be 4-byte aligned. */
+    const size_t logit_size = logits_type_bytes_of(&fx->params);
     for (size_t by = 1; by <= 3; ++by) {
-        expect_reject(fx, path, r, M, (const float *)misalign((void *)lg, by), &fx->valid,
-                      ALPHAMOE_ERROR_ALIGNMENT, "logits misaligned");
+        if (by % logit_size != 0)
+            expect_reject(fx, path, r, M, misalign((void *)lg, by), &fx->valid, ALPHAMOE_ERROR_ALIGNMENT,
+                          "logits not aligned to their element size");
         int32_t **i32_fields[] = {&b.topk_ids, &b.sorted_token_ids, &b.expert_ids, &b.num_tokens_post_padded,
                                   &b.expert_counts, &b.expert_offsets, &b.pair_to_sorted};
         static const char *const i32_names[] = {"topk_ids", "sorted_token_ids", "expert_ids",
@@ -673,14 +1034,19 @@ static void test_route_host_rejects(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0x2001);
-    for (int i = 0; i < 30; ++i) {
+    for (int i = 0; i < 60; ++i) {
         fixture fx;
         fixture_init(&fx, &rng);
         run_rejections(&fx, PATH_HOST, &rng);
         /* The same fixture is accepted as a whole: each rejection above was
          * caused by its one change. */
         const int32_t M = (int32_t)rng_below(&rng, (uint32_t)fx.params.max_tokens + 1);
-        assert_int_equal(alphamoe_route_host(fx.router, M, fx.logits, &fx.valid), ALPHAMOE_OK);
+        alphamoe_buffers b = fx.valid;
+        /* Per-expert inputs no flag asks for are never read. */
+        if (!(fx.params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS)) b.correction_bias = (const float *)(uintptr_t)3;
+        if (!(fx.params.flags & ALPHAMOE_FLAG_EXPERT_MAP)) b.expert_map = (const int32_t *)(uintptr_t)5;
+        assert_int_equal(alphamoe_route_host(fx.router, M, fx.logits, &b), ALPHAMOE_OK);
+        fx.plan.buffers.expert_map = fx.map;
         char why[256];
         if (validate_plan(&fx.plan, M, why, sizeof why) != 0) fail_msg("fixture route: %s", why);
         fixture_free(&fx);
@@ -691,11 +1057,130 @@ static void test_route_device_rejects(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0x2002);
-    for (int i = 0; i < 30; ++i) {
+    int unsupported = 0;
+    for (int i = 0; i < 60; ++i) {
         fixture fx;
         fixture_init(&fx, &rng);
         run_rejections(&fx, PATH_DEVICE, &rng);
+        /* A flavour the kernels do not implement is refused after the
+         * argument checks, before anything is read or written, whatever
+         * the machine has; alphamoe_router_select says so the same way. */
+        alphamoe_device_attributes d;
+        memset(&d, 0, sizeof d);
+        d.struct_size = sizeof d;
+        d.compute_capability = 90;
+        d.multiprocessor_count = 132;
+        d.cooperative_ctas_per_sm = 1;
+        d.cooperative_launch = 1;
+        alphamoe_selection sel;
+        memset(&sel, 0, sizeof sel);
+        sel.struct_size = sizeof sel;
+        const int32_t M = (int32_t)rng_below(&rng, (uint32_t)fx.params.max_tokens + 1);
+        if (alphamoe_router_select(fx.router, M, &d, &sel) == ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR) {
+            expect_reject(&fx, PATH_DEVICE, fx.router, M, fx.logits, &fx.valid, ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR,
+                          "a flavour the kernels do not implement");
+            ++unsupported;
+        }
         fixture_free(&fx);
+    }
+    print_message("# %d of 60 fixtures were flavours the kernels refuse\n", unsupported);
+}
+
+/* Each flavour dimension alone, on an otherwise first-version router:
+ * alphamoe_router_select and alphamoe_route agree on whether the kernels
+ * implement it, and the first version's flavour is always implemented. */
+static void test_unsupported_flavour_status(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x2005);
+    alphamoe_device_attributes d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    d.compute_capability = 90;
+    d.multiprocessor_count = 132;
+    d.cooperative_ctas_per_sm = 1;
+    d.cooperative_launch = 1;
+    enum { VARIANTS = 10 };
+    static const char *const names[VARIANTS] = {"first version", "no renormalization", "sigmoid", "sigmoid + bias",
+                                                "groups", "scaling factor", "bf16 logits", "fp16 logits",
+                                                "local range", "expert map"};
+    for (int v = 0; v < VARIANTS; ++v) {
+        alphamoe_params p = test_params(64, 4, 16, 100, 0u);
+        switch (v) {
+        case 1: p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE; break;
+        case 2: p.scoring = ALPHAMOE_SCORING_SIGMOID; break;
+        case 3:
+            p.scoring = ALPHAMOE_SCORING_SIGMOID;
+            p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+            break;
+        case 4: p.num_groups = 8; p.topk_groups = 2; break;
+        case 5: p.routed_scaling_factor = 2.5f; break;
+        case 6: p.logits_type = ALPHAMOE_LOGITS_BF16; break;
+        case 7: p.logits_type = ALPHAMOE_LOGITS_F16; break;
+        case 8: p.local_expert_begin = 16; p.local_expert_count = 16; break;
+        case 9: p.flags |= ALPHAMOE_FLAG_EXPERT_MAP; p.local_expert_count = 16; break;
+        default: break;
+        }
+        alphamoe_router *r = expect_create_ok(&p, names[v]);
+        alphamoe_selection sel;
+        memset(&sel, 0x6B, sizeof sel);
+        sel.struct_size = sizeof sel;
+        const alphamoe_selection before = sel;
+        const alphamoe_status st = alphamoe_router_select(r, 50, &d, &sel);
+        if (v == 0 && st != ALPHAMOE_OK) fail_msg("first-version flavour: select says %s", alphamoe_status_string(st));
+        if (st != ALPHAMOE_OK && st != ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
+            fail_msg("%s: select says %s", names[v], alphamoe_status_string(st));
+        if (st != ALPHAMOE_OK) {
+            if (memcmp(&sel, &before, sizeof sel) != 0) fail_msg("%s: selection written on refusal", names[v]);
+            host_plan plan;
+            assert_int_equal(host_plan_alloc(&plan, r, 1), 0);
+            host_plan_poison(&plan);
+            host_plan untouched;
+            assert_int_equal(host_plan_alloc(&untouched, r, 1), 0);
+            host_plan_poison(&untouched);
+            float logits[64 * 50];
+            float bias[64] = {0};
+            int32_t map[64];
+            for (int32_t e = 0; e < 64; ++e) map[e] = e < 16 ? e : -1;
+            fill_logits(&rng, logits, 50, 64, 64, LOGITS_RANDOM, 0);
+            alphamoe_buffers b = plan.buffers;
+            const size_t workspace_bytes = ((size_t)plan.sizes.workspace.bytes + 63) / 64 * 64;
+            unsigned char *workspace = aligned_alloc(64, workspace_bytes);
+            assert_non_null(workspace);
+            memset(workspace, 0, workspace_bytes);
+            b.workspace = workspace;
+            b.workspace_bytes = (size_t)plan.sizes.workspace.bytes;
+            b.correction_bias = bias;
+            b.expert_map = map;
+            for (int32_t M = 0; M <= 50; M += 50) {
+                const alphamoe_status rs = alphamoe_route(r, M, logits, &b, NULL);
+                if (rs != ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
+                    fail_msg("%s, M=%d: select refuses the flavour, alphamoe_route says %s", names[v], M,
+                             alphamoe_status_string(rs));
+                const alphamoe_sizes *z = &plan.sizes;
+                const struct {
+                    const void *a, *b;
+                    int64_t n;
+                } arrays[] = {{plan.topk_ids, untouched.topk_ids, z->topk_ids.elements},
+                              {plan.topk_weights, untouched.topk_weights, z->topk_weights.elements},
+                              {plan.sorted_token_ids, untouched.sorted_token_ids, z->sorted_token_ids.elements},
+                              {plan.expert_ids, untouched.expert_ids, z->expert_ids.elements},
+                              {plan.num_tokens_post_padded, untouched.num_tokens_post_padded, 1},
+                              {plan.expert_counts, untouched.expert_counts, z->expert_counts.elements},
+                              {plan.expert_offsets, untouched.expert_offsets, z->expert_offsets.elements},
+                              {plan.pair_to_sorted, untouched.pair_to_sorted, z->pair_to_sorted.elements}};
+                for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i)
+                    if (memcmp(arrays[i].a, arrays[i].b, (size_t)(arrays[i].n + TEST_GUARD) * 4u) != 0)
+                        fail_msg("%s, M=%d: the refused call wrote output array %zu", names[v], M, i);
+            }
+            for (size_t i = 0; i < workspace_bytes; ++i)
+                if (workspace[i]) fail_msg("%s: refused call wrote the workspace", names[v]);
+            free(workspace);
+            host_plan_free(&plan);
+            host_plan_free(&untouched);
+        }
+        print_message("# %-20s %s\n", names[v], st == ALPHAMOE_OK ? "implemented by the kernels" : "host reference only");
+        alphamoe_router_destroy(r);
     }
 }
 
@@ -793,6 +1278,12 @@ static const char *const status_names[] = {
     "ALPHAMOE_ERROR_CUDA",
     "ALPHAMOE_ERROR_OUT_OF_MEMORY",
     "ALPHAMOE_ERROR_INVALID_ARGUMENT",
+    "ALPHAMOE_ERROR_SCORING",
+    "ALPHAMOE_ERROR_LOGITS_TYPE",
+    "ALPHAMOE_ERROR_GROUPS",
+    "ALPHAMOE_ERROR_SCALING_FACTOR",
+    "ALPHAMOE_ERROR_EXPERT_PARALLEL",
+    "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
 };
 #define STATUS_COUNT ((int)(sizeof status_names / sizeof status_names[0]))
 
@@ -803,9 +1294,12 @@ static int is_ident_char(char c) {
 static void test_status_strings(void **state) {
     (void)state;
     /* The table above must track the header's enum. */
-    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_INVALID_ARGUMENT + 1);
+    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR + 1);
+    /* Values are ABI: the first version's never move. */
     assert_int_equal(ALPHAMOE_ERROR_TOP_K, 4);
     assert_int_equal(ALPHAMOE_ERROR_CUDA, 19);
+    assert_int_equal(ALPHAMOE_ERROR_INVALID_ARGUMENT, 21);
+    assert_int_equal(ALPHAMOE_ERROR_SCORING, 22);
     const char *msg[STATUS_COUNT];
     for (int s = 0; s < STATUS_COUNT; ++s) {
         msg[s] = alphamoe_status_string((alphamoe_status)s);
@@ -1082,11 +1576,19 @@ int main(void) {
         cmocka_unit_test(test_create_row_stride),
         cmocka_unit_test(test_create_flags),
         cmocka_unit_test(test_create_specialization),
+        cmocka_unit_test(test_create_scoring),
+        cmocka_unit_test(test_create_logits_type),
+        cmocka_unit_test(test_create_groups),
+        cmocka_unit_test(test_create_scaling_factor),
+        cmocka_unit_test(test_create_expert_parallel),
+        cmocka_unit_test(test_create_reserved),
+        cmocka_unit_test(test_create_shared_with_flavours),
         cmocka_unit_test(test_create_combinations),
         cmocka_unit_test(test_create_valid_boundaries),
         cmocka_unit_test(test_get_params),
         cmocka_unit_test(test_route_host_rejects),
         cmocka_unit_test(test_route_device_rejects),
+        cmocka_unit_test(test_unsupported_flavour_status),
         cmocka_unit_test(test_route_host_empty_batch),
         cmocka_unit_test(test_route_host_zero_capacity),
         cmocka_unit_test(test_status_strings),

@@ -9,7 +9,10 @@
  *
  * Structs passed in carry their own size in `struct_size` (set it to
  * sizeof(the struct)); later versions only append fields, so a caller
- * built against an older header keeps working.
+ * built against an older header keeps working: fields past its struct_size
+ * read as zero, and zero always means the earlier behaviour. A struct_size
+ * must be the size of a published version of the struct (or larger than
+ * the newest); one that ends inside a field is rejected.
  */
 #ifndef ALPHAMOE_ROUTER_H
 #define ALPHAMOE_ROUTER_H
@@ -59,7 +62,17 @@ typedef enum alphamoe_status {
     ALPHAMOE_ERROR_UNSUPPORTED_DEVICE = 18, /* the device cannot run the router (no cooperative launch) */
     ALPHAMOE_ERROR_CUDA = 19,            /* a CUDA driver call failed (includes earlier sticky errors) */
     ALPHAMOE_ERROR_OUT_OF_MEMORY = 20,   /* a host allocation failed */
-    ALPHAMOE_ERROR_INVALID_ARGUMENT = 21 /* another argument out of range (an index, a capacity) */
+    ALPHAMOE_ERROR_INVALID_ARGUMENT = 21, /* another argument out of range (an index, a capacity, a reserved field) */
+    /* routing flavours: invalid arguments, rejected before any work */
+    ALPHAMOE_ERROR_SCORING = 22,         /* unknown scoring, or a correction bias without sigmoid scoring */
+    ALPHAMOE_ERROR_LOGITS_TYPE = 23,     /* unknown logits_type */
+    ALPHAMOE_ERROR_GROUPS = 24,          /* num_groups / topk_groups invalid, or the kept groups hold < top_k experts */
+    ALPHAMOE_ERROR_SCALING_FACTOR = 25,  /* routed_scaling_factor negative, infinite or NaN */
+    ALPHAMOE_ERROR_EXPERT_PARALLEL = 26, /* local expert range or expert map settings invalid */
+    /* valid parameters this library's GPU kernels do not implement (yet):
+     * alphamoe_route and alphamoe_router_select refuse them, the CPU
+     * reference runs them */
+    ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR = 27
 } alphamoe_status;
 
 /* A fixed English message naming the status, e.g. "ALPHAMOE_ERROR_TOP_K:
@@ -89,7 +102,34 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
  * the tail of the preceding kernel on the stream; logits are read only
  * after that kernel completes. */
 #define ALPHAMOE_FLAG_PDL 0x4u
-#define ALPHAMOE_FLAG_ALL (ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_PDL)
+/* Weights are not renormalized over the selected experts: softmax scoring
+ * gives each selected expert its probability over all num_experts logits,
+ * sigmoid scoring its sigmoid score. */
+#define ALPHAMOE_FLAG_NO_RENORMALIZE 0x8u
+/* Sigmoid scoring only: buffers.correction_bias (fp32 [num_experts]) is
+ * added to the scores for choosing experts and groups, never to weights. */
+#define ALPHAMOE_FLAG_CORRECTION_BIAS 0x10u
+/* Expert parallelism by map: buffers.expert_map (int32 [num_experts]) gives
+ * each global expert its local id in [0, local_expert_count), or -1 when
+ * another rank owns it. */
+#define ALPHAMOE_FLAG_EXPERT_MAP 0x20u
+#define ALPHAMOE_FLAG_ALL                                                                      \
+    (ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_PDL |                \
+     ALPHAMOE_FLAG_NO_RENORMALIZE | ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)
+
+/* How logits become scores (alphamoe_params.scoring). */
+typedef enum alphamoe_scoring {
+    ALPHAMOE_SCORING_SOFTMAX = 0, /* weights from the softmax of the logits (version 0.1's) */
+    ALPHAMOE_SCORING_SIGMOID = 1  /* score = sigmoid(logit), per expert */
+} alphamoe_scoring;
+
+/* Element type of the logits (alphamoe_params.logits_type). Every logit is
+ * converted exactly to fp32 first; everything after that is fp32. */
+typedef enum alphamoe_logits_type {
+    ALPHAMOE_LOGITS_F32 = 0,
+    ALPHAMOE_LOGITS_BF16 = 1,
+    ALPHAMOE_LOGITS_F16 = 2 /* IEEE binary16 */
+} alphamoe_logits_type;
 
 typedef enum alphamoe_specialization {
     ALPHAMOE_SPECIALIZATION_AUTO = 0, /* the library chooses (the only value for production) */
@@ -107,13 +147,46 @@ typedef struct alphamoe_params {
     int64_t logits_row_stride;   /* elements between rows of logits; 0 means num_experts */
     uint32_t flags;              /* ALPHAMOE_FLAG_* */
     int32_t force_specialization; /* alphamoe_specialization; tests only, AUTO otherwise */
+    /* ---- appended in version 0.2; a struct_size without them (zeros) is
+     * the renormalized fp32 softmax top-k of version 0.1 ---- */
+    int32_t scoring;             /* alphamoe_scoring */
+    int32_t logits_type;         /* alphamoe_logits_type */
+    int32_t num_groups;          /* expert groups (0 or 1: none); must divide num_experts */
+    int32_t topk_groups;         /* groups kept per token, 1..num_groups; 0 means all */
+    float routed_scaling_factor; /* multiplies every weight; finite, > 0; 0 means 1 */
+    int32_t local_expert_begin;  /* expert parallelism by range: global id of local expert 0 */
+    int32_t local_expert_count;  /* local experts L: the plan's expert count; 0 means all
+                                    num_experts (no expert parallelism) */
+    uint32_t reserved;           /* must be 0 */
 } alphamoe_params;
 
 /* A validated, immutable parameter set. Thread-safe to share. */
 typedef struct alphamoe_router alphamoe_router;
 
 /* Validates params and creates a router. Host only, no GPU needed.
- * On failure *out is left unchanged. */
+ * On failure *out is left unchanged.
+ *
+ * Flavours (README's contract section gives the exact formulas):
+ * - scoring SOFTMAX (default): renormalized top-k softmax; with
+ *   ALPHAMOE_FLAG_NO_RENORMALIZE each weight is the full-row softmax
+ *   probability (Qwen1.5/Qwen2-MoE).
+ * - scoring SIGMOID: weight = sigmoid(logit), renormalized over the
+ *   selected experts unless NO_RENORMALIZE; with CORRECTION_BIAS the
+ *   biased scores choose experts and groups (DeepSeek-V3, Kimi-K2,
+ *   GLM-4.5); sigmoid, top_k 1 and NO_RENORMALIZE is Llama-4's router.
+ * - num_groups > 1: experts [g*E/G, (g+1)*E/G) form group g; only the
+ *   best topk_groups groups of a token are eligible.
+ * - routed_scaling_factor multiplies every weight.
+ * - expert parallelism (local_expert_count > 0): the plan covers the L
+ *   local experts only, in local ids; pairs of experts another rank owns
+ *   appear in no group and no count; topk_ids stay global.
+ * - logits_type BF16 or F16: logits are converted exactly to fp32.
+ * Shared-expert mode needs softmax scoring and no groups
+ * (ALPHAMOE_ERROR_SHARED_EXPERT otherwise).
+ *
+ * alphamoe_router_get_params returns the parameters normalized: the row
+ * stride resolved, num_groups at least 1, topk_groups resolved,
+ * routed_scaling_factor 1 for 0, local_expert_count num_experts for 0. */
 ALPHAMOE_API alphamoe_status alphamoe_router_create(const alphamoe_params *params,
                                                     alphamoe_router **out);
 /* NULL is accepted and ignored. */
@@ -138,16 +211,17 @@ typedef struct alphamoe_sizes {
     alphamoe_extent sorted_token_ids;        /* the capacity */
     alphamoe_extent expert_ids;              /* capacity / block_m */
     alphamoe_extent num_tokens_post_padded;  /* 1 */
-    alphamoe_extent expert_counts;           /* E */
-    alphamoe_extent expert_offsets;          /* E + 1 */
+    alphamoe_extent expert_counts;           /* L (E without expert parallelism) */
+    alphamoe_extent expert_offsets;          /* L + 1 */
     alphamoe_extent pair_to_sorted;          /* max_tokens * k */
     alphamoe_extent workspace;               /* bytes; zero it once after allocating */
     int64_t workspace_alignment;             /* bytes */
 } alphamoe_sizes;
 
 /* Sizes of every output and of the workspace for the router's max_tokens.
- * Capacity for P = max_tokens * k pairs is
- *   blocks = min(E, P) + floor((P - min(E, P)) / block_m), capacity = blocks * block_m.
+ * Capacity for P = max_tokens * k pairs over the plan's L experts (L = E
+ * without expert parallelism) is
+ *   blocks = min(L, P) + floor((P - min(L, P)) / block_m), capacity = blocks * block_m.
  * Host only. */
 ALPHAMOE_API alphamoe_status alphamoe_router_sizes(const alphamoe_router *router,
                                                    alphamoe_sizes *out);
@@ -167,13 +241,19 @@ typedef struct alphamoe_buffers {
     int32_t *sorted_token_ids;        /* required, [capacity]; may be NULL when capacity == 0 */
     int32_t *expert_ids;              /* required, [capacity / block_m]; likewise */
     int32_t *num_tokens_post_padded;  /* required, [1] */
-    int32_t *expert_counts;           /* optional (NULL skips), [E] */
-    int32_t *expert_offsets;          /* optional, [E + 1] */
-    int32_t *pair_to_sorted;          /* optional, [M, k] */
+    int32_t *expert_counts;           /* optional (NULL skips), [L] */
+    int32_t *expert_offsets;          /* optional, [L + 1] */
+    int32_t *pair_to_sorted;          /* optional, [M, k]; -1 for a pair another rank owns */
     int64_t sorted_token_ids_capacity; /* elements allocated */
     int64_t expert_ids_capacity;      /* elements allocated */
     void *workspace;                  /* required for alphamoe_route; ignored by the host reference */
     size_t workspace_bytes;
+    /* ---- appended in version 0.2 ---- */
+    const float *correction_bias;     /* [E]; required with ALPHAMOE_FLAG_CORRECTION_BIAS when M > 0,
+                                         ignored otherwise */
+    const int32_t *expert_map;        /* [E]; required with ALPHAMOE_FLAG_EXPERT_MAP when M > 0,
+                                         ignored otherwise. A value outside [0, L) means
+                                         "not local", exactly like -1 */
 } alphamoe_buffers;
 
 /* ------------------------------------------------------------------ */
@@ -181,18 +261,22 @@ typedef struct alphamoe_buffers {
 /* ------------------------------------------------------------------ */
 
 /* One kernel launch on `stream` (NULL: the current context's default
- * stream), asynchronous, graph-capturable. logits: device FP32 [M, E] with
- * the router's row stride. The device is the one owning the stream's
- * context. One workspace must not be used by two calls that may run at
- * the same time. */
+ * stream), asynchronous, graph-capturable. logits: device [M, E] of the
+ * router's logits_type (fp32, bf16 or fp16; aligned to its element size)
+ * with the router's row stride in elements. The device is the one owning
+ * the stream's context. One workspace must not be used by two calls that
+ * may run at the same time. Parameters the kernels do not implement give
+ * ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR before anything else is touched. */
 ALPHAMOE_API alphamoe_status alphamoe_route(const alphamoe_router *router, int32_t num_tokens,
-                                            const float *logits, const alphamoe_buffers *buffers,
+                                            const void *logits, const alphamoe_buffers *buffers,
                                             struct CUstream_st *stream);
 
 /* The same contract executed on the CPU over host buffers: ids and plan
- * bitwise equal to alphamoe_route, weights within 4e-6. Needs no GPU. */
+ * bitwise equal to alphamoe_route, weights within 4e-6 (times the routed
+ * scaling factor when it exceeds 1). Runs every valid flavour. Needs no
+ * GPU. */
 ALPHAMOE_API alphamoe_status alphamoe_route_host(const alphamoe_router *router, int32_t num_tokens,
-                                                 const float *logits,
+                                                 const void *logits,
                                                  const alphamoe_buffers *buffers);
 
 /* ------------------------------------------------------------------ */
@@ -228,7 +312,9 @@ ALPHAMOE_API alphamoe_status alphamoe_device_attributes_query(int32_t device_ord
 ALPHAMOE_API const char *alphamoe_specialization_name(alphamoe_specialization specialization);
 
 /* Which specialization, grid, block and image a call with num_tokens would
- * use on a device with these attributes. A pure function. */
+ * use on a device with these attributes. A pure function.
+ * ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR when the router's parameters are a
+ * flavour the kernels do not implement: the way to ask before routing. */
 ALPHAMOE_API alphamoe_status alphamoe_router_select(const alphamoe_router *router,
                                                     int32_t num_tokens,
                                                     const alphamoe_device_attributes *device,

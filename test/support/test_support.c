@@ -192,6 +192,21 @@ static int fail(char *why, size_t size, const char *fmt, ...) {
     return -1;
 }
 
+float plan_max_weight(const host_plan *plan) {
+    const float scale = plan->params.routed_scaling_factor;
+    return scale > 0.0f ? scale : 1.0f;
+}
+
+void plan_local_ids(const host_plan *plan, int32_t *local_of) {
+    const alphamoe_params *p = &plan->params;
+    const int32_t L = p->local_expert_count > 0 ? p->local_expert_count : p->num_experts;
+    for (int32_t g = 0; g < p->num_experts; ++g) {
+        int32_t local = g - p->local_expert_begin;
+        if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) local = plan->buffers.expert_map[g];
+        local_of[g] = local >= 0 && local < L ? local : -1;
+    }
+}
+
 /* Elements [from, to) of `a` must equal `b` ([from, live)) and then be
  * poison up to `end` (tail elements get `tail` when tail_value is set). */
 static int compare_i32(const char *what, const int32_t *expected, const int32_t *actual, int64_t live,
@@ -217,6 +232,7 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
     const int32_t sentinel = (int32_t)pairs;
     const int tail = M > 0 && (p->flags & ALPHAMOE_FLAG_TAIL_FILL) != 0;
     const int32_t live = M > 0 ? *expected->num_tokens_post_padded : 0;
+    const float max_weight = plan_max_weight(actual);
 
     if (*actual->num_tokens_post_padded != live)
         return fail(why, why_size, "num_tokens_post_padded: expected %d, got %d", live,
@@ -231,7 +247,7 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
         const float a = actual->topk_weights[i];
         if (i < pairs) {
             const float e = expected->topk_weights[i];
-            if (!(a >= 0.0f && a <= 1.0f) || !(fabsf(a - e) <= weight_tol))
+            if (!(a >= 0.0f && a <= max_weight) || !(fabsf(a - e) <= weight_tol))
                 return fail(why, why_size, "topk_weights[%" PRId64 "]: expected %.9g, got %.9g", i, e, a);
         } else {
             uint32_t bits;
@@ -246,13 +262,13 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
     if (compare_i32("expert_ids", expected->expert_ids, actual->expert_ids, live / p->block_m,
                     z->expert_ids.elements, tail, -1, why, why_size))
         return -1;
-    const int64_t E = p->num_experts;
+    const int64_t L = p->local_expert_count;
     if (actual->expert_counts &&
-        compare_i32("expert_counts", expected->expert_counts, actual->expert_counts, M > 0 ? E : 0,
+        compare_i32("expert_counts", expected->expert_counts, actual->expert_counts, M > 0 ? L : 0,
                     z->expert_counts.elements, 0, 0, why, why_size))
         return -1;
     if (actual->expert_offsets &&
-        compare_i32("expert_offsets", expected->expert_offsets, actual->expert_offsets, M > 0 ? E + 1 : 0,
+        compare_i32("expert_offsets", expected->expert_offsets, actual->expert_offsets, M > 0 ? L + 1 : 0,
                     z->expert_offsets.elements, 0, 0, why, why_size))
         return -1;
     if (actual->pair_to_sorted &&
@@ -264,15 +280,18 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
 
 int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) {
     const alphamoe_params *p = &plan->params;
-    const int32_t E = p->num_experts, k = p->top_k, bm = p->block_m;
+    const int32_t E = p->num_experts, k = p->top_k, bm = p->block_m, L = p->local_expert_count;
     const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
+    const float max_weight = plan_max_weight(plan);
     const int64_t pairs = (int64_t)M * k;
     if (M == 0) {
         if (*plan->num_tokens_post_padded != 0) return fail(why, why_size, "M == 0 but live length != 0");
         return 0;
     }
-    int64_t *count = calloc((size_t)E + 1, sizeof *count);
-    int64_t *offset = calloc((size_t)E + 2, sizeof *offset);
+    int32_t local_of[ALPHAMOE_MAX_EXPERTS];
+    plan_local_ids(plan, local_of);
+    int64_t *count = calloc((size_t)L + 1, sizeof *count);
+    int64_t *offset = calloc((size_t)L + 2, sizeof *offset);
     int rc = 0;
     if (!count || !offset) {
         rc = fail(why, why_size, "out of memory");
@@ -280,46 +299,50 @@ int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) 
     }
     for (int32_t t = 0; t < M && rc == 0; ++t) {
         for (int32_t j = 0; j < k && rc == 0; ++j) {
-            const int32_t id = plan->topk_ids[(int64_t)t * k + j];
-            const float w = plan->topk_weights[(int64_t)t * k + j];
+            const int64_t pair = (int64_t)t * k + j;
+            const int32_t id = plan->topk_ids[pair];
+            const float w = plan->topk_weights[pair];
             if (id < 0 || id >= E) rc = fail(why, why_size, "token %d slot %d: id %d out of range", t, j, id);
             else if (shared && j == k - 1 && id != E - 1) rc = fail(why, why_size, "token %d: shared slot holds %d", t, id);
             else if (shared && j < k - 1 && id == E - 1) rc = fail(why, why_size, "token %d: shared expert in a routed slot", t);
-            else if (!(w >= 0.0f && w <= 1.0f)) rc = fail(why, why_size, "token %d slot %d: weight %g", t, j, w);
+            else if (!(w >= 0.0f && w <= max_weight)) rc = fail(why, why_size, "token %d slot %d: weight %g", t, j, w);
             for (int32_t i = 0; i < j && rc == 0; ++i)
                 if (plan->topk_ids[(int64_t)t * k + i] == id) rc = fail(why, why_size, "token %d: id %d twice", t, id);
-            if (rc == 0) ++count[id];
+            if (rc == 0 && local_of[id] >= 0) ++count[local_of[id]];
+            if (rc == 0 && local_of[id] < 0 && plan->pair_to_sorted && plan->pair_to_sorted[pair] != -1)
+                rc = fail(why, why_size, "pair %" PRId64 " of off-rank expert %d: pair_to_sorted %d, want -1", pair,
+                          id, plan->pair_to_sorted[pair]);
         }
     }
     if (rc) goto done;
-    for (int32_t e = 0; e < E; ++e) offset[e + 1] = offset[e] + (count[e] + bm - 1) / bm * bm;
-    if (*plan->num_tokens_post_padded != offset[E]) {
-        rc = fail(why, why_size, "live length %d, groups sum to %" PRId64, *plan->num_tokens_post_padded, offset[E]);
+    for (int32_t l = 0; l < L; ++l) offset[l + 1] = offset[l] + (count[l] + bm - 1) / bm * bm;
+    if (*plan->num_tokens_post_padded != offset[L]) {
+        rc = fail(why, why_size, "live length %d, groups sum to %" PRId64, *plan->num_tokens_post_padded, offset[L]);
         goto done;
     }
-    for (int32_t e = 0; e < E && rc == 0; ++e) {
+    for (int32_t l = 0; l < L && rc == 0; ++l) {
         int64_t last = -1;
-        for (int64_t pos = offset[e]; pos < offset[e + 1] && rc == 0; ++pos) {
+        for (int64_t pos = offset[l]; pos < offset[l + 1] && rc == 0; ++pos) {
             const int32_t v = plan->sorted_token_ids[pos];
-            if (pos < offset[e] + count[e]) {
-                if (v < 0 || v >= pairs || plan->topk_ids[v] != e || v <= last)
-                    rc = fail(why, why_size, "expert %d group position %" PRId64 ": pair %d misplaced", e, pos, v);
+            if (pos < offset[l] + count[l]) {
+                if (v < 0 || v >= pairs || local_of[plan->topk_ids[v]] != l || v <= last)
+                    rc = fail(why, why_size, "local expert %d group position %" PRId64 ": pair %d misplaced", l, pos, v);
                 last = v;
                 if (rc == 0 && plan->pair_to_sorted && plan->pair_to_sorted[v] != pos)
                     rc = fail(why, why_size, "pair_to_sorted[%d] = %d, pair sits at %" PRId64, v, plan->pair_to_sorted[v], pos);
             } else if (v != pairs) {
-                rc = fail(why, why_size, "expert %d padding position %" PRId64 " holds %d", e, pos, v);
+                rc = fail(why, why_size, "local expert %d padding position %" PRId64 " holds %d", l, pos, v);
             }
         }
-        for (int64_t b = offset[e] / bm; b < offset[e + 1] / bm && rc == 0; ++b)
-            if (plan->expert_ids[b] != e) rc = fail(why, why_size, "expert_ids[%" PRId64 "] = %d, want %d", b, plan->expert_ids[b], e);
-        if (rc == 0 && plan->expert_counts && plan->expert_counts[e] != count[e])
-            rc = fail(why, why_size, "expert_counts[%d] = %d, want %" PRId64, e, plan->expert_counts[e], count[e]);
-        if (rc == 0 && plan->expert_offsets && plan->expert_offsets[e] != offset[e])
-            rc = fail(why, why_size, "expert_offsets[%d] = %d, want %" PRId64, e, plan->expert_offsets[e], offset[e]);
+        for (int64_t b = offset[l] / bm; b < offset[l + 1] / bm && rc == 0; ++b)
+            if (plan->expert_ids[b] != l) rc = fail(why, why_size, "expert_ids[%" PRId64 "] = %d, want %d", b, plan->expert_ids[b], l);
+        if (rc == 0 && plan->expert_counts && plan->expert_counts[l] != count[l])
+            rc = fail(why, why_size, "expert_counts[%d] = %d, want %" PRId64, l, plan->expert_counts[l], count[l]);
+        if (rc == 0 && plan->expert_offsets && plan->expert_offsets[l] != offset[l])
+            rc = fail(why, why_size, "expert_offsets[%d] = %d, want %" PRId64, l, plan->expert_offsets[l], offset[l]);
     }
-    if (rc == 0 && plan->expert_offsets && plan->expert_offsets[E] != offset[E])
-        rc = fail(why, why_size, "expert_offsets[E] = %d, want %" PRId64, plan->expert_offsets[E], offset[E]);
+    if (rc == 0 && plan->expert_offsets && plan->expert_offsets[L] != offset[L])
+        rc = fail(why, why_size, "expert_offsets[L] = %d, want %" PRId64, plan->expert_offsets[L], offset[L]);
 done:
     free(count);
     free(offset);

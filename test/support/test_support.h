@@ -70,6 +70,13 @@ int host_plan_alloc(host_plan *plan, const alphamoe_router *router, int with_opt
 void host_plan_poison(host_plan *plan);
 void host_plan_free(host_plan *plan);
 
+/* The largest weight the contract allows: the routed scaling factor. */
+float plan_max_weight(const host_plan *plan);
+/* Local id of every global expert under the plan's parameters (and
+ * buffers.expert_map with ALPHAMOE_FLAG_EXPERT_MAP), -1 when not local.
+ * Written from the contract's words, for checks. */
+void plan_local_ids(const host_plan *plan, int32_t *local_of);
+
 /* Compares two plans of the same router for M tokens: ids and plan bitwise,
  * weights within tolerance, and every element that must not be written
  * (beyond the live extent, the guards) still poisoned in `b`, the plan
@@ -78,8 +85,10 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
                   char *why, size_t why_size);
 
 /* Checks the contract's invariants on one plan by itself (independent of
- * any reference): ids distinct and in range, weights in [0, 1], groups
- * sorted, padded, consistent with counts. Returns 0 when valid. */
+ * any reference): ids distinct and in range, weights in [0, scale], groups
+ * of local experts sorted, padded, consistent with counts, off-rank pairs
+ * nowhere. Returns 0 when valid. The expert map, if any, is read from
+ * plan->buffers.expert_map. */
 int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size);
 
 /* ---- routers ---- */

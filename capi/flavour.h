@@ -1,0 +1,17 @@
+// Which routing flavours the GPU kernels implement. The host reference runs
+// every valid parameter set; a kernel that does not implement one must not
+// run it with other semantics, so alphamoe_route and alphamoe_router_select
+// ask here first and answer ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR.
+#ifndef ALPHAMOE_CAPI_FLAVOUR_H
+#define ALPHAMOE_CAPI_FLAVOUR_H
+
+#include "alphamoe/router.h"
+
+namespace alphamoe {
+
+// params: validated and normalized (as the router holds them).
+bool device_supports_flavour(const alphamoe_params &params);
+
+}  // namespace alphamoe
+
+#endif

@@ -1,0 +1,59 @@
+#include "host_plan.h"
+
+#include <string.h>
+
+namespace alphamoe {
+
+void local_expert_ids(const alphamoe_params &p, const int32_t *expert_map, int32_t *local_of) {
+    const int32_t E = p.num_experts, L = p.local_expert_count;
+    for (int32_t g = 0; g < E; ++g) {
+        int32_t local;
+        if (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) local = expert_map[g];
+        else local = g - p.local_expert_begin;
+        local_of[g] = (local >= 0 && local < L) ? local : -1;
+    }
+}
+
+void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t *local_of,
+                const alphamoe_buffers &b) {
+    const alphamoe_params &p = router.params;
+    const int32_t L = plan_experts(p), k = p.top_k, bm = p.block_m;
+    const int32_t pairs = num_tokens * k;  // also the sentinel
+    int32_t count[ALPHAMOE_MAX_EXPERTS] = {};
+    int32_t offset[ALPHAMOE_MAX_EXPERTS + 1] = {};
+    int32_t next[ALPHAMOE_MAX_EXPERTS];
+    // Without expert parallelism every expert is its own local id: the
+    // lookups go, which keeps the first version's path as fast as it was.
+    if (L == p.num_experts && p.local_expert_begin == 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP)) local_of = nullptr;
+    for (int32_t pair = 0; pair < pairs; ++pair) {
+        const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];
+        if (local >= 0) ++count[local];
+    }
+    // Groups in local expert order, each padded to a multiple of block_m.
+    for (int32_t l = 0; l < L; ++l) offset[l + 1] = offset[l] + (count[l] + bm - 1) / bm * bm;
+    const int32_t live_length = offset[L];
+
+    // Pairs in ascending index fill their group from the front; the rest of
+    // each group is sentinel. Pairs of other ranks have no position.
+    memcpy(next, offset, sizeof(int32_t) * static_cast<size_t>(L));
+    for (int32_t pair = 0; pair < pairs; ++pair) {
+        const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];
+        const int32_t pos = local >= 0 ? next[local]++ : -1;
+        if (pos >= 0) b.sorted_token_ids[pos] = pair;
+        if (b.pair_to_sorted) b.pair_to_sorted[pair] = pos;
+    }
+    for (int32_t l = 0; l < L; ++l) {
+        for (int32_t pos = next[l]; pos < offset[l + 1]; ++pos) b.sorted_token_ids[pos] = pairs;
+        for (int32_t block = offset[l] / bm; block < offset[l + 1] / bm; ++block) b.expert_ids[block] = l;
+        if (b.expert_counts) b.expert_counts[l] = count[l];
+        if (b.expert_offsets) b.expert_offsets[l] = offset[l];
+    }
+    if (b.expert_offsets) b.expert_offsets[L] = live_length;
+    *b.num_tokens_post_padded = live_length;
+    if (p.flags & ALPHAMOE_FLAG_TAIL_FILL) {
+        for (int64_t pos = live_length; pos < router.capacity; ++pos) b.sorted_token_ids[pos] = pairs;
+        for (int64_t block = live_length / bm; block < router.capacity / bm; ++block) b.expert_ids[block] = -1;
+    }
+}
+
+}  // namespace alphamoe

@@ -1,0 +1,24 @@
+// The host reference's route plan: pairs grouped by local expert, each
+// group padded to a multiple of block_m.
+#ifndef ALPHAMOE_CAPI_HOST_PLAN_H
+#define ALPHAMOE_CAPI_HOST_PLAN_H
+
+#include <stdint.h>
+
+#include "router_internal.h"
+
+namespace alphamoe {
+
+// Local id of every global expert for this call, -1 for experts another
+// rank owns: the identity without expert parallelism, g - begin inside a
+// local range, else the expert map with every value outside [0, L) read
+// as -1.
+void local_expert_ids(const alphamoe_params &p, const int32_t *expert_map, int32_t *local_of);
+
+// Writes the plan of the pairs in b.topk_ids (M tokens) into b.
+void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t *local_of,
+                const alphamoe_buffers &b);
+
+}  // namespace alphamoe
+
+#endif

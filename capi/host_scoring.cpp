@@ -1,0 +1,119 @@
+// Weights are computed in double from the fp32 logits (and, for sigmoid
+// scoring, from the fp32 scores of the shared formula) and rounded once.
+#include "host_scoring.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "common/score_math.h"
+
+// The shared scoring arithmetic is exact only when every float operation
+// rounds to binary32: no excess precision on this host.
+static_assert(FLT_EVAL_METHOD == 0, "the host reference needs binary32 float arithmetic");
+
+namespace alphamoe {
+
+const float *logits_row(const alphamoe_params &p, const void *logits, int64_t row, float *out) {
+    const int32_t E = p.num_experts;
+    const int64_t first = row * p.logits_row_stride;
+    if (p.logits_type == ALPHAMOE_LOGITS_F32) return static_cast<const float *>(logits) + first;
+    const uint16_t *in = static_cast<const uint16_t *>(logits) + first;
+    if (p.logits_type == ALPHAMOE_LOGITS_BF16)
+        for (int32_t e = 0; e < E; ++e) out[e] = alphamoe_bf16_to_float(in[e]);
+    else
+        for (int32_t e = 0; e < E; ++e) out[e] = alphamoe_f16_to_float(in[e]);
+    return out;
+}
+
+const float *ranking_keys(const alphamoe_params &p, const float *logits, const float *bias, float *keys) {
+    // Without a bias, sigmoid scores rank as the logits do (sigmoid never
+    // decreases), and the logits keep apart what saturated scores tie.
+    if (!(p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS)) return logits;
+    for (int32_t e = 0; e < p.num_experts; ++e)
+        keys[e] = alphamoe_biased_score(alphamoe_sigmoid(logits[e]), bias[e]);
+    return keys;
+}
+
+namespace {
+
+// Softmax of the chosen logits v[0..k): the renormalized top-k softmax.
+void softmax_of_chosen(const float *v, int32_t k, double *w) {
+    double m = -INFINITY;
+    for (int32_t j = 0; j < k; ++j)
+        if (!isnan(v[j]) && v[j] > m) m = v[j];
+    if (m == INFINITY) {
+        int n_inf = 0;
+        for (int32_t j = 0; j < k; ++j) n_inf += v[j] == INFINITY;
+        for (int32_t j = 0; j < k; ++j) w[j] = v[j] == INFINITY ? 1.0 / n_inf : 0.0;
+        return;
+    }
+    if (m == -INFINITY) {
+        for (int32_t j = 0; j < k; ++j) w[j] = 0.0;
+        return;
+    }
+    double sum = 0.0;
+    for (int32_t j = 0; j < k; ++j) {
+        w[j] = isnan(v[j]) ? 0.0 : exp(static_cast<double>(v[j]) - m);
+        sum += w[j];
+    }
+    for (int32_t j = 0; j < k; ++j) w[j] /= sum;
+}
+
+// Full-row softmax probabilities of the chosen experts: the denominator
+// runs over all E logits of the row.
+void softmax_of_row(const float *row, int32_t E, const int32_t *ids, int32_t k, double *w) {
+    double m = -INFINITY;
+    for (int32_t e = 0; e < E; ++e)
+        if (!isnan(row[e]) && row[e] > m) m = row[e];
+    if (m == INFINITY) {
+        int n_inf = 0;
+        for (int32_t e = 0; e < E; ++e) n_inf += row[e] == INFINITY;
+        for (int32_t j = 0; j < k; ++j) w[j] = row[ids[j]] == INFINITY ? 1.0 / n_inf : 0.0;
+        return;
+    }
+    if (m == -INFINITY) {
+        for (int32_t j = 0; j < k; ++j) w[j] = 0.0;
+        return;
+    }
+    double sum = 0.0;
+    for (int32_t e = 0; e < E; ++e)
+        if (!isnan(row[e])) sum += exp(static_cast<double>(row[e]) - m);
+    for (int32_t j = 0; j < k; ++j) {
+        const float v = row[ids[j]];
+        w[j] = isnan(v) ? 0.0 : exp(static_cast<double>(v) - m) / sum;
+    }
+}
+
+// Sigmoid scores of the chosen experts (a NaN score counts 0), divided by
+// their sum when renormalizing; a zero sum leaves every weight 0.
+void sigmoid_of_chosen(const float *row, const int32_t *ids, int32_t k, bool renormalize, double *w) {
+    double sum = 0.0;
+    for (int32_t j = 0; j < k; ++j) {
+        const float s = alphamoe_sigmoid(row[ids[j]]);
+        w[j] = isnan(s) ? 0.0 : static_cast<double>(s);
+        sum += w[j];
+    }
+    if (!renormalize) return;
+    for (int32_t j = 0; j < k; ++j) w[j] = sum > 0.0 ? w[j] / sum : 0.0;
+}
+
+}  // namespace
+
+void gate_weights(const alphamoe_params &p, const float *logits, const int32_t *ids, float *weights) {
+    const int32_t k = p.top_k;
+    const bool renormalize = !(p.flags & ALPHAMOE_FLAG_NO_RENORMALIZE);
+    double w[ALPHAMOE_MAX_TOP_K];
+    if (p.scoring == ALPHAMOE_SCORING_SIGMOID) {
+        sigmoid_of_chosen(logits, ids, k, renormalize, w);
+    } else if (renormalize) {
+        float chosen[ALPHAMOE_MAX_TOP_K];
+        for (int32_t j = 0; j < k; ++j) chosen[j] = logits[ids[j]];
+        softmax_of_chosen(chosen, k, w);
+    } else {
+        softmax_of_row(logits, p.num_experts, ids, k, w);
+    }
+    const double scale = p.routed_scaling_factor;
+    for (int32_t j = 0; j < k; ++j) weights[j] = static_cast<float>(w[j] * scale);
+}
+
+}  // namespace alphamoe

@@ -1,0 +1,42 @@
+/* Route outputs in device memory for the GPU tests: allocation with guard
+ * zones, poisoning from a host mirror, and reading back into that mirror
+ * for the host-side comparisons of test_support.h. */
+#ifndef ALPHAMOE_TEST_DEVICE_PLAN_H
+#define ALPHAMOE_TEST_DEVICE_PLAN_H
+
+#include <cuda_runtime_api.h>
+
+#include "test_support.h"
+
+/* Fails the current cmocka test on a CUDA runtime error. */
+#define CUDA_OK(call)                                                                   \
+    do {                                                                                \
+        const cudaError_t err_ = (call);                                                \
+        if (err_ != cudaSuccess) fail_msg("%s: %s", #call, cudaGetErrorString(err_));   \
+    } while (0)
+
+typedef struct device_plan {
+    host_plan mirror; /* poison source before a call, readback target after */
+    int32_t *topk_ids;
+    float *topk_weights;
+    int32_t *sorted_token_ids;
+    int32_t *expert_ids;
+    int32_t *num_tokens_post_padded;
+    int32_t *expert_counts;
+    int32_t *expert_offsets;
+    int32_t *pair_to_sorted;
+    void *workspace;
+    alphamoe_buffers buffers; /* device pointers, workspace zeroed once */
+} device_plan;
+
+void device_plan_alloc(device_plan *d, const alphamoe_router *router, int with_optional);
+/* Poisons every array and its guard on the device (and the mirror). */
+void device_plan_poison(device_plan *d, cudaStream_t stream);
+/* Copies every array and its guard back into the mirror. */
+void device_plan_read(device_plan *d, cudaStream_t stream);
+void device_plan_free(device_plan *d);
+
+/* A device copy of `bytes` host bytes (NULL for 0 bytes). */
+void *device_copy(const void *host, size_t bytes);
+
+#endif

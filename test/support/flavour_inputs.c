@@ -1,0 +1,45 @@
+#include "flavour_inputs.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *bias_pattern_name(bias_pattern pattern) {
+    static const char *const names[] = {"random", "zero", "ties", "non-finite"};
+    return (unsigned)pattern < COUNT_OF(names) ? names[pattern] : "?";
+}
+
+void fill_bias(test_rng *rng, float *bias, int32_t E, bias_pattern pattern) {
+    const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e30f, -1e30f};
+    for (int32_t e = 0; e < E; ++e) {
+        switch (pattern) {
+        case BIAS_ZERO: bias[e] = 0.0f; break;
+        case BIAS_TIES: bias[e] = (float)rng_below(rng, 3) * 0.25f; break;
+        case BIAS_NONFINITE:
+            bias[e] = rng_below(rng, 2) ? specials[rng_below(rng, COUNT_OF(specials))] : rng_uniform(rng, -1, 1);
+            break;
+        default: bias[e] = rng_uniform(rng, -1.0f, 1.0f); break;
+        }
+    }
+}
+
+void fill_expert_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk) {
+    int32_t *perm = malloc((size_t)E * sizeof *perm);
+    if (perm == NULL) abort();
+    for (int32_t e = 0; e < E; ++e) perm[e] = e;
+    for (int32_t e = E - 1; e > 0; --e) {
+        const int32_t j = (int32_t)rng_below(rng, (uint32_t)e + 1);
+        const int32_t t = perm[e];
+        perm[e] = perm[j];
+        perm[j] = t;
+    }
+    for (int32_t e = 0; e < E; ++e) map[e] = -1;
+    for (int32_t l = 0; l < L && l < E; ++l) map[perm[l]] = l;
+    if (junk) {
+        const int32_t junk_values[] = {L, L + 1, 1000, -2, INT32_MIN, INT32_MAX};
+        for (int32_t i = L; i < E; ++i)
+            if (rng_below(rng, 2)) map[perm[i]] = junk_values[rng_below(rng, COUNT_OF(junk_values))];
+    }
+    free(perm);
+}

@@ -1,0 +1,27 @@
+/* Per-expert inputs of the routing flavours for the tests: correction
+ * biases of several kinds and expert maps. */
+#ifndef ALPHAMOE_TEST_FLAVOUR_INPUTS_H
+#define ALPHAMOE_TEST_FLAVOUR_INPUTS_H
+
+#include <stdint.h>
+
+#include "test_support.h"
+
+typedef enum bias_pattern {
+    BIAS_RANDOM,    /* uniform in [-1, 1): reorders experts */
+    BIAS_ZERO,      /* all zero: keys are the sigmoid scores */
+    BIAS_TIES,      /* a few levels: with scores of a few levels, heavy ties of keys */
+    BIAS_NONFINITE, /* NaN, +-inf, signed zeros, huge and ordinary numbers mixed */
+    BIAS_PATTERN_COUNT
+} bias_pattern;
+
+const char *bias_pattern_name(bias_pattern pattern);
+void fill_bias(test_rng *rng, float *bias, int32_t E, bias_pattern pattern);
+
+/* A map of E global experts onto L local ids: each local id owned by one
+ * global expert chosen at random, the rest -1; with junk, some of the rest
+ * get values outside [0, L) other than -1 (L, 1000, -2, INT32_MIN, ...),
+ * which the contract reads as -1. */
+void fill_expert_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk);
+
+#endif

@@ -1,0 +1,38 @@
+/* A second implementation of the routing contract for every flavour,
+ * written from README's contract section and sharing no code with the
+ * library but the sigmoid formula the contract itself defines
+ * (kernels/common/score_math.h): experts and groups ordered by qsort with
+ * comparators that state the tie rules on values, weights in long double,
+ * the plan from a sort of (local expert, pair) tuples. */
+#ifndef ALPHAMOE_TEST_FLAVOUR_REFERENCE_H
+#define ALPHAMOE_TEST_FLAVOUR_REFERENCE_H
+
+#include <stdint.h>
+
+#include "test_support.h"
+
+typedef struct flavour_call {
+    const alphamoe_params *params; /* normalized, as alphamoe_router_get_params returns them */
+    int32_t M;
+    const float *logits;      /* fp32 values the router sees, [M, params->logits_row_stride] */
+    const float *bias;        /* [E] with ALPHAMOE_FLAG_CORRECTION_BIAS, else ignored */
+    const int32_t *expert_map; /* [E] with ALPHAMOE_FLAG_EXPERT_MAP, else ignored */
+} flavour_call;
+
+/* Writes every output of the call into `out`, a plan allocated with the
+ * optional outputs for the same router. */
+void flavour_reference_route(const flavour_call *call, host_plan *out);
+
+/* The ranking key of expert e of a row: the logit, or with a correction
+ * bias fl(sigmoid(logit) + bias). */
+float flavour_key(const alphamoe_params *p, const float *row, const float *bias, int32_t e);
+
+/* Contract order on two values: negative when x ranks before y. Numbers
+ * compare as IEEE values (-0.0 == +0.0), NaN after every number; equal
+ * values by the lower index. */
+int flavour_rank_before(float x, int32_t ix, float y, int32_t iy);
+
+/* The tolerance on weights: 4e-6, times the scaling factor when above 1. */
+float flavour_weight_tolerance(const alphamoe_params *p);
+
+#endif
