@@ -19,6 +19,7 @@
  * that passes validation stops at ALPHAMOE_ERROR_NO_DRIVER before touching
  * anything. Any disagreement aborts, which libFuzzer reports as a crash. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,11 @@ static int64_t model_capacity(int64_t pairs, int64_t E, int64_t bm) {
 /* Every status alphamoe_router_create may give for p: each field that is
  * out of the range the header states. Empty: the parameters are valid. */
 static status_set create_violations(const alphamoe_params *p) {
-    if (p->struct_size < sizeof(alphamoe_params)) return S(ALPHAMOE_ERROR_STRUCT_SIZE);
+    /* A published size (the first version's, or this header's and above):
+     * the fields past a first-version size read as zero. */
+    const size_t first_version = offsetof(alphamoe_params, scoring);
+    if (p->struct_size < first_version || (p->struct_size > first_version && p->struct_size < sizeof(alphamoe_params)))
+        return S(ALPHAMOE_ERROR_STRUCT_SIZE);
     status_set v = 0;
     const int e_ok = p->num_experts >= 1 && p->num_experts <= ALPHAMOE_MAX_EXPERTS;
     if (!e_ok) v |= S(ALPHAMOE_ERROR_NUM_EXPERTS);
@@ -79,6 +84,10 @@ static status_set create_violations(const alphamoe_params *p) {
     const int bm_ok = p->block_m >= 1 && p->block_m <= ALPHAMOE_MAX_BLOCK_M;
     if (!bm_ok) v |= S(ALPHAMOE_ERROR_BLOCK_M);
     if (p->flags & ~ALPHAMOE_FLAG_ALL) v |= S(ALPHAMOE_ERROR_FLAGS);
+    /* The routing flavours' fields stay zero here (softmax, no expert
+     * parallelism): their flags alone are then errors. */
+    if (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) v |= S(ALPHAMOE_ERROR_SCORING);
+    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) v |= S(ALPHAMOE_ERROR_EXPERT_PARALLEL);
     if ((p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) && p->top_k < 2) v |= S(ALPHAMOE_ERROR_SHARED_EXPERT);
     if (p->force_specialization < 0 || p->force_specialization > 3) v |= S(ALPHAMOE_ERROR_SPECIALIZATION);
     if (p->max_tokens < 0) {
@@ -466,7 +475,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     p.top_k = (raw & 2) ? (int32_t)k : 1 + (int32_t)(k % (uint32_t)max_k);
     p.block_m = (raw & 4) ? (int32_t)bm : 1 + (int32_t)(bm % ALPHAMOE_MAX_BLOCK_M);
     p.max_tokens = (raw & 8) ? (int32_t)max : (int32_t)(max % (FUZZ_MAX_TOKENS + 1));
-    p.flags = (raw & 16) ? flags : flags & ALPHAMOE_FLAG_ALL & (p.top_k >= 2 ? ~0u : ~ALPHAMOE_FLAG_SHARED_EXPERT);
+    /* The model checks renormalized softmax weights: NO_RENORMALIZE stays off. */
+    const uint32_t first_version_flags = ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_PDL;
+    p.flags = (raw & 16) ? flags & ~ALPHAMOE_FLAG_NO_RENORMALIZE
+                         : flags & first_version_flags & (p.top_k >= 2 ? ~0u : ~ALPHAMOE_FLAG_SHARED_EXPERT);
     p.force_specialization = (raw & 32) ? (int32_t)spec : (int32_t)(spec % 4);
     p.logits_row_stride = (raw & 64) ? (int64_t)stride : (stride % 3 == 0 ? 0 : p.num_experts + (int64_t)(stride % 9));
     if (raw & 128) p.struct_size = take(&in, 1) % (sizeof p + 8);
@@ -490,6 +502,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(alphamoe_router_get_params(r, &got) == ALPHAMOE_OK, "get_params");
     if (p.logits_row_stride == 0) p.logits_row_stride = p.num_experts;
     p.struct_size = sizeof p;
+    /* get_params resolves the flavour fields' zeros. */
+    p.num_groups = 1;
+    p.topk_groups = 1;
+    p.routed_scaling_factor = 1.0f;
+    p.local_expert_count = p.num_experts;
     CHECK(memcmp(&got, &p, sizeof p) == 0, "get_params differs from the parameters given");
     fuzz_call(r, &p, &in);
     alphamoe_router_destroy(r);
