@@ -11,12 +11,19 @@ using namespace alphamoe;
 
 namespace {
 
+static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == ALPHAMOE_FLAG_NO_RENORMALIZE &&
+                  kFlagCorrectionBias == ALPHAMOE_FLAG_CORRECTION_BIAS && kFlagExpertMap == ALPHAMOE_FLAG_EXPERT_MAP &&
+                  (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0,
+              "kernel flags share the public flags' bits");
+static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
+                  kLogitsF16 == int{ALPHAMOE_LOGITS_F16},
+              "kernel logits types are the public ones");
+
 RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const void *logits,
                     const alphamoe_buffers &b, const alphamoe_selection &sel) {
     const alphamoe_params &p = router.params;
     RouteArgs a = {};
-    // Only fp32 logits reach here (device_supports_flavour).
-    a.logits = static_cast<const float *>(logits);
+    a.logits = logits;
     a.row_stride = p.logits_row_stride;
     a.topk_ids = b.topk_ids;
     a.topk_weights = b.topk_weights;
@@ -33,7 +40,16 @@ RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const voi
     a.block_m = p.block_m;
     a.capacity = static_cast<int32_t>(router.capacity);
     a.tokens_per_cta = sel.tokens_per_cta;
-    a.flags = (p.flags & ALPHAMOE_FLAG_TAIL_FILL) ? kFlagTailFill : 0u;
+    a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
+    if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
+    a.logits_type = p.logits_type;
+    a.correction_bias = (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr;
+    a.expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) ? b.expert_map : nullptr;
+    a.scale = p.routed_scaling_factor;
+    a.num_groups = p.num_groups;
+    a.topk_groups = p.topk_groups;
+    a.local_begin = p.local_expert_begin;
+    a.plan_experts = p.local_expert_count;
     return a;
 }
 

@@ -45,17 +45,17 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     __shared__ CtaShared sh;
     route_kernel_body<kSharedExpert>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
         int32_t *counts = publish_counts_and_wait(a, count);
-        int32_t *totals = counts + workspace_count_words(a.num_experts);
+        int32_t *totals = counts + workspace_count_words(a.plan_experts);
         const int e = threadIdx.x;
         const int cta = blockIdx.x;
         const int num_ctas = gridDim.x;
 
         const int warps = num_ctas * kWarpsPerBlock;
-        for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.num_experts; x += warps)
+        for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.plan_experts; x += warps)
             scan_counts_over_ctas(counts + x * kMaxGridCtas, totals + x, num_ctas);
         grid_barrier(a.workspace, num_ctas);
 
-        if (e >= a.num_experts) return;
+        if (e >= a.plan_experts) return;
         *total = __ldcg(totals + e);
         *earlier = __ldcg(counts + e * kMaxGridCtas + cta);
     });

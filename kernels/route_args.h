@@ -22,8 +22,17 @@ constexpr int kMaxExperts = 512;
 constexpr int kMaxGridCtas = 256;
 
 enum RouteFlags : uint32_t {
-    kFlagTailFill = 0x2u,  // same bit as ALPHAMOE_FLAG_TAIL_FILL
+    kFlagTailFill = 0x2u,        // same bit as ALPHAMOE_FLAG_TAIL_FILL
+    kFlagNoRenormalize = 0x8u,   // same bit as ALPHAMOE_FLAG_NO_RENORMALIZE
+    kFlagCorrectionBias = 0x10u, // same bit as ALPHAMOE_FLAG_CORRECTION_BIAS
+    kFlagExpertMap = 0x20u,      // same bit as ALPHAMOE_FLAG_EXPERT_MAP
+    kFlagSigmoid = 0x100u,       // sigmoid scoring
 };
+
+enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
+
+// The grouped selection keeps one group score per lane.
+constexpr int kMaxGpuGroups = 32;
 
 // Workspace layout, in 32-bit words. The barrier words must be zero before
 // the first call; every call leaves them as it found them (count) or
@@ -47,7 +56,7 @@ ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
 }
 
 struct RouteArgs {
-    const float *logits;
+    const void *logits;          // LogitsType elements
     int64_t row_stride;          // elements
     int32_t *topk_ids;           // [M, k]
     float *topk_weights;         // [M, k]
@@ -65,6 +74,14 @@ struct RouteArgs {
     int32_t capacity;            // sized capacity of sorted_token_ids (tail fill)
     int32_t tokens_per_cta;      // contiguous token range of one CTA
     uint32_t flags;              // RouteFlags
+    int32_t logits_type;         // LogitsType
+    const float *correction_bias;  // [E], with kFlagCorrectionBias
+    const int32_t *expert_map;   // [E], with kFlagExpertMap
+    float scale;                 // routed scaling factor
+    int32_t num_groups;          // 1: no groups; else <= kMaxGpuGroups, divides E
+    int32_t topk_groups;         // groups kept
+    int32_t local_begin;         // expert parallelism by range: global id of local 0
+    int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
     int32_t reserved;
 };
 

@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
         const int e = threadIdx.x;
         const int cta = blockIdx.x;
         const int num_ctas = gridDim.x;
-        if (e >= a.num_experts) return;
+        if (e >= a.plan_experts) return;
         // Rows are 1 KiB aligned: 16-byte loads, independent so they overlap.
         const int4 *row = reinterpret_cast<const int4 *>(counts + e * kMaxGridCtas);
 #pragma unroll 4

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "common/block_scan.cuh"
+#include "common/flavour.cuh"
 #include "common/warp_topk.cuh"
 #include "route_args.h"
 
@@ -68,13 +69,24 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
     return true;
 }
 
-__device__ __forceinline__ const float *token_row(const RouteArgs &a, int32_t t) {
-    return a.logits + static_cast<int64_t>(t) * a.row_stride;
+// The gate weight of each active lane's chosen expert, every flavour.
+template <int S, bool kShared>
+__device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
+                                             int lane, float shared_logit, float logit, bool active,
+                                             float largest_chosen) {
+    float weight;
+    if (a.flags & kFlagSigmoid)
+        weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize));
+    else if (a.flags & kFlagNoRenormalize)
+        weight = full_row_softmax(row, n_candidates, lane, kShared, shared_logit, logit, active);
+    else
+        weight = warp_gate_weight(logit, active, largest_chosen);
+    return a.scale == 1.0f ? weight : weight * a.scale;
 }
 
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// count its pairs per expert. The next token's logits are loaded while the
-// current one is ranked, so a warp always has a row in flight.
+// count its pairs per (local) expert. The next token's logits are loaded
+// while the current one is ranked, so a warp always has a row in flight.
 template <int S, bool kShared>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
@@ -87,8 +99,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
-        next = load_row_slice<S>(token_row(a, range.begin), n_candidates, lane);
-        if (kShared) next_shared = __ldg(token_row(a, range.begin) + shared_id);
+        next = load_row_slice<S>(a, token_row(a, range.begin), n_candidates, lane);
+        if (kShared) next_shared = load_logit(a, token_row(a, range.begin), shared_id);
     }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
@@ -97,15 +109,20 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const RowSlice<S> current = next;
         const float shared_logit = next_shared;
         if (t + 1 < range.end) {
-            next = load_row_slice<S>(token_row(a, t + 1), n_candidates, lane);
-            if (kShared) next_shared = __ldg(token_row(a, t + 1) + shared_id);
+            next = load_row_slice<S>(a, token_row(a, t + 1), n_candidates, lane);
+            if (kShared) next_shared = load_logit(a, token_row(a, t + 1), shared_id);
         }
         uint32_t key[S];
-        row_keys(current, n_candidates, lane, key);
+        flavour_keys(a, current, n_candidates, lane, key);
+        if (a.num_groups > 1) keep_best_groups(a, lane, key);
         int32_t id = 0;
         uint32_t chosen_key = kNoCandidateKey, first_key;
         warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
-        float logit = key_value(chosen_key);
+        // Keys are the logits themselves unless a correction bias made them
+        // scores: then the chosen logits are read again (cached).
+        const bool keys_are_logits = !(a.flags & kFlagCorrectionBias);
+        float logit = keys_are_logits ? key_value(chosen_key)
+                                      : (lane < n_select ? load_logit(a, token_row(a, t), id) : 0.0f);
         float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
         if (kShared) {
             if (lane == k - 1) {
@@ -115,14 +132,23 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
         }
         const bool active = lane < k;
-        const float weight = warp_gate_weight(logit, active, largest);
+        const float weight = gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit, logit,
+                                                     active, largest);
         if (active) {
             const int64_t p = static_cast<int64_t>(t) * k + lane;
             a.topk_ids[p] = id;
             a.topk_weights[p] = weight;
-            sh.warp_counts[warp][id] += 1;  // ids of one token are distinct: no conflict
+            const int32_t local = local_expert(a, id);
+            // A token's ids are distinct, so are their local ids but under a
+            // map, which may give several experts one local id.
+            if (local >= 0) {
+                if (a.flags & kFlagExpertMap)
+                    atomicAdd(&sh.warp_counts[warp][local], 1);
+                else
+                    sh.warp_counts[warp][local] += 1;
+            }
             const int64_t j = static_cast<int64_t>(t - range.begin) * k + lane;
-            if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(id);
+            if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
         }
         __syncwarp();
     }
@@ -146,12 +172,12 @@ __device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaS
 }
 
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
-// e < E, the CTA's pair count for expert e (0 elsewhere).
+// e < L, the CTA's pair count for plan expert e (0 elsewhere).
 __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {
     __syncthreads();
     const int e = threadIdx.x;
     int32_t running = 0;
-    if (e < a.num_experts) {
+    if (e < a.plan_experts) {
 #pragma unroll
         for (int w = 0; w < kWarpsPerBlock; ++w) {
             const int32_t c = sh.warp_counts[w][e];
@@ -169,15 +195,15 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
                                             int32_t total, int32_t earlier_ctas) {
     const int e = threadIdx.x;
     const int32_t bm = a.block_m;
-    const int32_t padded = e < a.num_experts ? (total + bm - 1) / bm * bm : 0;
+    const int32_t padded = e < a.plan_experts ? (total + bm - 1) / bm * bm : 0;
     int32_t live_length = 0;
     const int32_t offset = block_exclusive_scan(padded, sh.scan_scratch, &live_length);
-    if (e < a.num_experts) {
+    if (e < a.plan_experts) {
         sh.offset[e] = offset;
         sh.total[e] = total;
         sh.base[e] = offset + earlier_ctas;
     }
-    if (e == 0) sh.offset[a.num_experts] = live_length;
+    if (e == 0) sh.offset[a.plan_experts] = live_length;
     __syncthreads();
 
     const int lane = threadIdx.x & 31;
@@ -185,17 +211,32 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
     int32_t *running = sh.warp_counts[warp];
+    const bool merged_ids = (a.flags & kFlagExpertMap) != 0;
     for (int32_t t = range.begin; t < range.end; ++t) {
-        if (lane < k) {
-            const int32_t p = t * k + lane;
-            const int32_t j = (t - range.begin) * k + lane;
-            // Both written by this same thread in phase 1.
-            const int32_t id = j < kPairIdsPerWarp ? sh.pair_ids[warp][j] : a.topk_ids[p];
-            const int32_t pos = sh.base[id] + running[id];
-            running[id] += 1;
+        const int32_t p = t * k + lane;
+        const int32_t j = (t - range.begin) * k + lane;
+        int32_t local = -1;
+        // Both written by this same thread in phase 1.
+        if (lane < k) local = j < kPairIdsPerWarp ? sh.pair_ids[warp][j] : local_expert(a, a.topk_ids[p]);
+        if (merged_ids) {
+            // Lanes of one token sharing a local id take consecutive
+            // positions in lane (pair) order; the last one advances.
+            const uint32_t same = __match_any_sync(kFullMask, local);
+            const uint32_t before = same & ((1u << lane) - 1u);
+            if (lane < k && local >= 0) {
+                const int32_t pos = sh.base[local] + running[local] + __popc(before);
+                a.sorted_token_ids[pos] = p;
+                if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+            }
+            __syncwarp();
+            if (lane < k && local >= 0 && (same >> lane) == 1u) running[local] += __popc(same);
+        } else if (lane < k && local >= 0) {
+            const int32_t pos = sh.base[local] + running[local];
+            running[local] += 1;
             a.sorted_token_ids[pos] = p;
             if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
         }
+        if (lane < k && local < 0 && a.pair_to_sorted) a.pair_to_sorted[p] = -1;
         __syncwarp();
     }
 }
@@ -204,7 +245,7 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
                                                 int num_ctas) {
-    const int E = a.num_experts;
+    const int E = a.plan_experts;
     const int32_t bm = a.block_m;
     const int32_t sentinel = a.num_tokens * a.top_k;
     const int32_t live_length = sh.offset[E];

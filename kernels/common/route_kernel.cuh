@@ -19,7 +19,7 @@ __device__ __forceinline__ int32_t *workspace_counts(const RouteArgs &a) {
 // waits until every CTA has. Returns the table, counts[e * kMaxGridCtas + cta].
 __device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, int32_t count) {
     int32_t *counts = workspace_counts(a);
-    if (static_cast<int>(threadIdx.x) < a.num_experts)
+    if (static_cast<int>(threadIdx.x) < a.plan_experts)
         __stcg(counts + threadIdx.x * kMaxGridCtas + blockIdx.x, count);
     grid_barrier(a.workspace, gridDim.x);
     return counts;

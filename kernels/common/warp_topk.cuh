@@ -22,18 +22,6 @@ struct RowSlice {
     float value[S];
 };
 
-// Issues every load of the slice before any is used, so they are all in
-// flight at once. Slots past the candidates read the last candidate again
-// (same cache line, always inside the row) and are masked out by row_keys.
-template <int S>
-__device__ __forceinline__ RowSlice<S> load_row_slice(const float *__restrict__ row, int n_candidates,
-                                                       int lane) {
-    RowSlice<S> s;
-#pragma unroll
-    for (int i = 0; i < S; ++i) s.value[i] = __ldg(row + min(i * 32 + lane, n_candidates - 1));
-    return s;
-}
-
 template <int S>
 __device__ __forceinline__ void row_keys(const RowSlice<S> &s, int n_candidates, int lane,
                                          uint32_t (&key)[S]) {

@@ -1,0 +1,178 @@
+// The routing flavours' per-token steps (README's contract): logits of any
+// element type as fp32, ranking keys with a correction bias, the grouped
+// selection, the gate weights of every scoring and the local expert ids of
+// expert parallelism. The sigmoid and the bias arithmetic come from
+// score_math.h, which the host reference shares bit for bit.
+#ifndef ALPHAMOE_KERNELS_FLAVOUR_CUH
+#define ALPHAMOE_KERNELS_FLAVOUR_CUH
+
+#include <math.h>
+#include <stdint.h>
+
+#include "common/ordered_key.cuh"
+#include "common/score_math.h"
+#include "common/warp_topk.cuh"
+#include "route_args.h"
+
+namespace alphamoe {
+
+__device__ __forceinline__ const char *token_row(const RouteArgs &a, int32_t t) {
+    const int64_t element_bytes = a.logits_type == kLogitsF32 ? 4 : 2;
+    return static_cast<const char *>(a.logits) + static_cast<int64_t>(t) * a.row_stride * element_bytes;
+}
+
+__device__ __forceinline__ float half_to_float(unsigned short h, int32_t type) {
+    return type == kLogitsBf16 ? alphamoe_bf16_to_float(h) : alphamoe_f16_to_float(h);
+}
+
+// Logit e of a row, as fp32.
+__device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row, int e) {
+    if (a.logits_type == kLogitsF32) return __ldg(reinterpret_cast<const float *>(row) + e);
+    return half_to_float(__ldg(reinterpret_cast<const unsigned short *>(row) + e), a.logits_type);
+}
+
+// Issues every load of the slice before any is used, so they are all in
+// flight at once. Slots past the candidates read the last candidate again
+// (same cache line, always inside the row) and are masked out by the keys.
+template <int S>
+__device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const char *row, int n_candidates,
+                                                       int lane) {
+    RowSlice<S> s;
+    if (a.logits_type == kLogitsF32) {
+        const float *r = reinterpret_cast<const float *>(row);
+#pragma unroll
+        for (int i = 0; i < S; ++i) s.value[i] = __ldg(r + min(i * 32 + lane, n_candidates - 1));
+    } else {
+        const unsigned short *r = reinterpret_cast<const unsigned short *>(row);
+        unsigned short raw[S];
+#pragma unroll
+        for (int i = 0; i < S; ++i) raw[i] = __ldg(r + min(i * 32 + lane, n_candidates - 1));
+#pragma unroll
+        for (int i = 0; i < S; ++i) s.value[i] = half_to_float(raw[i], a.logits_type);
+    }
+    return s;
+}
+
+// Ranking keys: the logits, or with a correction bias fl(sigmoid(L) + b).
+template <int S>
+__device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
+                                             int lane, uint32_t (&key)[S]) {
+    if (!(a.flags & kFlagCorrectionBias)) {
+        row_keys(row, n_candidates, lane, key);
+        return;
+    }
+    float bias[S];
+#pragma unroll
+    for (int i = 0; i < S; ++i) bias[i] = __ldg(a.correction_bias + min(i * 32 + lane, n_candidates - 1));
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+        key[i] = i * 32 + lane < n_candidates
+                     ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid(row.value[i]), bias[i]))
+                     : kNoCandidateKey;
+}
+
+// Grouped selection: only experts of the token's best topk_groups groups
+// stay candidates. A group's score is its best key, or with a correction
+// bias fl(best + second best); equal scores rank the lower group first and
+// NaN ranks last, as keys do. Every expert is a candidate here (no shared
+// expert with groups).
+template <int S>
+__device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, uint32_t (&key)[S]) {
+    const int groups = a.num_groups;
+    const int size = a.num_experts / groups;
+    const bool pair_sum = (a.flags & kFlagCorrectionBias) && size > 1;
+    int group_of[S];  // -1 past the experts
+#pragma unroll
+    for (int i = 0; i < S; ++i) group_of[i] = i * 32 + lane < a.num_experts ? (i * 32 + lane) / size : -1;
+    uint32_t my_group = kNoCandidateKey;  // lane g < groups: the score key of group g
+    for (int g = 0; g < groups; ++g) {
+        uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
+#pragma unroll
+        for (int i = 0; i < S; ++i) {
+            if (group_of[i] == g) {
+                if (key[i] > best) {
+                    second = best;
+                    best = key[i];
+                } else if (key[i] > second) {
+                    second = key[i];
+                }
+            }
+        }
+        const uint32_t top = __reduce_max_sync(kFullMask, best);
+        uint32_t score = top;
+        if (pair_sum) {
+            // The runner-up: the holder of the top contributes its second.
+            const uint32_t holders = __ballot_sync(kFullMask, best == top);
+            const uint32_t offered = lane == __ffs(holders) - 1 ? second : best;
+            const uint32_t runner_up = __reduce_max_sync(kFullMask, offered);
+            score = ordered_key(alphamoe_group_pair_score(key_value(top), key_value(runner_up)));
+        }
+        if (lane == g) my_group = score;
+    }
+    int ahead = 0;
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+        const uint32_t other = __shfl_sync(kFullMask, my_group, j);
+        ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
+    }
+    const uint32_t kept = __ballot_sync(kFullMask, lane < groups && ahead < a.topk_groups);
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+        if (group_of[i] >= 0 && !((kept >> group_of[i]) & 1u)) key[i] = kNoCandidateKey;
+}
+
+// Full-row softmax probability of each active lane's logit (no
+// renormalization): the largest and the sum run over every logit of the
+// row, the shared column included, with the contract's non-finite rules.
+template <int S>
+__device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_candidates, int lane,
+                                                  bool has_shared, float shared_logit, float logit,
+                                                  bool active) {
+    const bool own_shared = has_shared && lane == 0;  // one lane counts the shared column
+    float m = own_shared && !isnan(shared_logit) ? shared_logit : -INFINITY;
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+        if (i * 32 + lane < n_candidates && !isnan(row.value[i])) m = fmaxf(m, row.value[i]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
+    if (m == INFINITY) {
+        uint32_t n_inf = own_shared && shared_logit == INFINITY ? 1u : 0u;
+#pragma unroll
+        for (int i = 0; i < S; ++i) n_inf += (i * 32 + lane < n_candidates && row.value[i] == INFINITY) ? 1u : 0u;
+        n_inf = __reduce_add_sync(kFullMask, n_inf);
+        return active && logit == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f;
+    }
+    if (!(m > -INFINITY)) return 0.0f;  // only -inf and NaN in the row
+    float sum = own_shared && !isnan(shared_logit) ? expf(shared_logit - m) : 0.0f;
+#pragma unroll
+    for (int i = 0; i < S; ++i)
+        if (i * 32 + lane < n_candidates && !isnan(row.value[i])) sum += expf(row.value[i] - m);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
+    return active && !isnan(logit) ? expf(logit - m) / sum : 0.0f;
+}
+
+// Sigmoid scoring: the score of each active lane's logit (NaN counts 0),
+// divided by the chosen scores' sum unless not renormalizing (a zero sum
+// gives 0). Chosen lanes are 0..k-1, k <= 16.
+__device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool renormalize) {
+    float s = active ? alphamoe_sigmoid(logit) : 0.0f;
+    if (isnan(s)) s = 0.0f;
+    if (!renormalize) return s;
+    float sum = s;
+#pragma unroll
+    for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
+    return sum > 0.0f ? s / sum : 0.0f;
+}
+
+// The plan's id of global expert `id`: itself without expert parallelism,
+// else its local id, or -1 when another rank owns it (any map value
+// outside [0, L) means that).
+__device__ __forceinline__ int32_t local_expert(const RouteArgs &a, int32_t id) {
+    const int32_t local = (a.flags & kFlagExpertMap) ? __ldg(a.expert_map + id) : id - a.local_begin;
+    return static_cast<uint32_t>(local) < static_cast<uint32_t>(a.plan_experts) ? local : -1;
+}
+
+}  // namespace alphamoe
+
+#endif
