@@ -1,5 +1,8 @@
 #include "bench_shapes.h"
 
+#include "alphamoe/router.h"
+#include "bench_flavours.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +53,20 @@ static void set_target(bench_shape *s) {
     }
 }
 
+/* The routing flavours, each at the model's own shape. */
+typedef struct flavour_shape {
+    int32_t experts, tokens, top_k, block_m, flavour;
+} flavour_shape;
+
+static const flavour_shape kFlavourShapes[] = {
+    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3},   {256, 128, 8, 64, FLAVOUR_DEEPSEEK_V3},
+    {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3}, {384, 1, 8, 64, FLAVOUR_KIMI_K2},
+    {384, 4096, 8, 64, FLAVOUR_KIMI_K2},     {60, 1, 4, 64, FLAVOUR_QWEN2_MOE},
+    {60, 4096, 4, 64, FLAVOUR_QWEN2_MOE},    {16, 1, 1, 64, FLAVOUR_LLAMA4},
+    {16, 4096, 1, 64, FLAVOUR_LLAMA4},       {512, 1, 10, 8, FLAVOUR_BF16},
+    {512, 4096, 10, 64, FLAVOUR_BF16},       {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP},
+};
+
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {
     memset(s, 0, sizeof(*s));
     s->experts = b->experts;
@@ -68,6 +85,19 @@ void shape_table(bench_shape out[SHAPE_COUNT]) {
     for (size_t i = 0; i < sizeof(kBases) / sizeof(kBases[0]); ++i) {
         make_shape(&kBases[i], false, &out[n++]);
         if (kBases[i].experts == 512) make_shape(&kBases[i], true, &out[n++]);
+    }
+    for (size_t i = 0; i < sizeof(kFlavourShapes) / sizeof(kFlavourShapes[0]); ++i) {
+        const flavour_shape *f = &kFlavourShapes[i];
+        bench_shape *s = &out[n++];
+        memset(s, 0, sizeof(*s));
+        s->experts = f->experts;
+        s->tokens = f->tokens;
+        s->top_k = f->top_k;
+        s->block_m = f->block_m;
+        s->flavour = f->flavour;
+        s->target = TARGET_NONE;
+        snprintf(s->name, sizeof(s->name), "e%d-m%d-k%d-bm%d%s", (int)f->experts, (int)f->tokens, (int)f->top_k,
+                 (int)f->block_m, bench_flavour_get(f->flavour)->suffix);
     }
 }
 
@@ -121,5 +151,6 @@ void format_target(const bench_shape *s, char *buf, size_t size) {
 }
 
 int64_t shape_logits_bytes(const bench_shape *s) {
-    return (int64_t)s->tokens * s->experts * (int64_t)sizeof(float);
+    const int64_t element = bench_flavour_get(s->flavour)->logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2;
+    return (int64_t)s->tokens * s->experts * element;
 }

@@ -29,12 +29,14 @@ typedef struct bench_shape {
     target_kind target;
     double target_value;
     double stock_us; /* stock top-k + align pipeline, CUPTI cold-L2 on the H200; 0: not measured */
+    int32_t flavour; /* FLAVOUR_* of bench_flavours.h */
 } bench_shape;
 
-#define SHAPE_COUNT 24
+#define SHAPE_COUNT 36
 
 /* Fills out[0..SHAPE_COUNT): every E512 shape followed by its shared twin,
- * then E256, E128 and E8. */
+ * then E256, E128 and E8, then the routing flavours (named with their
+ * flavour as a suffix, e.g. e256-m4096-k8-bm64-deepseek-v3). */
 void shape_table(bench_shape out[SHAPE_COUNT]);
 
 /* Marks selected[i] for every shape the list names. Returns 0, or -1 after

@@ -45,7 +45,7 @@ static int verify_pair(bench_device *d, route_fixture *f, pair_ctx *p, const cha
 static int measure_mode(bench_device *d, const bench_shape *s, const shape_run_plan *plan, bool dependent,
                         pdl_result *out) {
     const fixture_spec spec = {s->experts, s->tokens, s->top_k, s->block_m, s->shared,
-                               dependent ? ALPHAMOE_FLAG_PDL : 0u, ALPHAMOE_SPECIALIZATION_AUTO};
+                               dependent ? ALPHAMOE_FLAG_PDL : 0u, ALPHAMOE_SPECIALIZATION_AUTO, 0};
     char label[96];
     snprintf(label, sizeof(label), "%s producer + router %s PDL", s->name, dependent ? "with" : "without");
     route_fixture f;

@@ -18,7 +18,7 @@ typedef struct host_outputs {
     int32_t *sorted_token_ids;
     int32_t *expert_ids;
     int32_t *num_tokens_post_padded;
-    float *logits;
+    void *logits; /* the fixture's logits type */
 } host_outputs;
 
 static size_t host_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
@@ -30,7 +30,7 @@ static int host_outputs_alloc(host_outputs *h, const route_fixture *f) {
     h->sorted_token_ids = malloc(host_bytes(z->sorted_token_ids.bytes));
     h->expert_ids = malloc(host_bytes(z->expert_ids.bytes));
     h->num_tokens_post_padded = malloc(host_bytes(z->num_tokens_post_padded.bytes));
-    h->logits = malloc(host_bytes(fixture_logits_count(f) * (int64_t)sizeof(float)));
+    h->logits = malloc(host_bytes(fixture_logits_bytes(f)));
     if (h->topk_ids && h->topk_weights && h->sorted_token_ids && h->expert_ids && h->num_tokens_post_padded &&
         h->logits)
         return 0;
@@ -69,12 +69,11 @@ static int download(const route_fixture *f, host_outputs *h) {
     CUDA_TRY(cudaMemcpy(h->expert_ids, b->expert_ids, host_bytes(z->expert_ids.bytes), cudaMemcpyDeviceToHost));
     CUDA_TRY(cudaMemcpy(h->num_tokens_post_padded, b->num_tokens_post_padded,
                         host_bytes(z->num_tokens_post_padded.bytes), cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->logits, f->logits, host_bytes(fixture_logits_count(f) * (int64_t)sizeof(float)),
-                        cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpy(h->logits, f->logits, (size_t)fixture_logits_bytes(f), cudaMemcpyDeviceToHost));
     return 0;
 }
 
-static int reference(const route_fixture *f, const float *logits, host_outputs *r) {
+static int reference(const route_fixture *f, const void *logits, host_outputs *r) {
     alphamoe_buffers b;
     memset(&b, 0, sizeof(b));
     b.struct_size = sizeof(b);
@@ -85,6 +84,8 @@ static int reference(const route_fixture *f, const float *logits, host_outputs *
     b.num_tokens_post_padded = r->num_tokens_post_padded;
     b.sorted_token_ids_capacity = f->sizes.sorted_token_ids.elements;
     b.expert_ids_capacity = f->sizes.expert_ids.elements;
+    b.correction_bias = f->host_bias;
+    b.expert_map = f->host_map;
     ROUTER_TRY(alphamoe_route_host(f->router, f->spec.tokens, logits, &b));
     return 0;
 }

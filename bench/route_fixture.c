@@ -4,11 +4,17 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "bench_flavours.h"
 
 /* A required output may be empty (M == 0) but must not be NULL. */
 static size_t device_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
 
 int64_t fixture_logits_count(const route_fixture *f) { return (int64_t)f->spec.tokens * f->spec.experts; }
+
+int64_t fixture_logits_bytes(const route_fixture *f) {
+    const int64_t element = f->params.logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2;
+    return fixture_logits_count(f) * element;
+}
 
 static int create_router(route_fixture *f, const fixture_spec *spec) {
     alphamoe_params p;
@@ -20,6 +26,17 @@ static int create_router(route_fixture *f, const fixture_spec *spec) {
     p.max_tokens = spec->tokens;
     p.flags = (spec->shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | spec->extra_flags;
     p.force_specialization = spec->force;
+    const bench_flavour *fl = bench_flavour_get(spec->flavour);
+    p.scoring = fl->scoring;
+    p.logits_type = fl->logits_type;
+    p.num_groups = fl->num_groups;
+    p.topk_groups = fl->topk_groups;
+    p.routed_scaling_factor = fl->routed_scaling_factor;
+    p.flags |= fl->flags;
+    if (fl->local_experts > 0) {
+        p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_count = fl->local_experts;
+    }
     ROUTER_TRY(alphamoe_router_create(&p, &f->router));
     f->params.struct_size = sizeof(f->params);
     f->sizes.struct_size = sizeof(f->sizes);
@@ -47,6 +64,39 @@ static int allocate_outputs(route_fixture *f) {
     return 0;
 }
 
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The correction bias and the expert map a flavour needs, on both sides:
+ * a small random bias in [-0.1, 0.1); every (E / L)-th expert local. */
+static int make_flavour_inputs(route_fixture *f) {
+    const int32_t E = f->spec.experts;
+    alphamoe_buffers *b = &f->buffers;
+    if (f->params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) {
+        f->host_bias = malloc((size_t)E * sizeof(float));
+        if (f->host_bias == NULL) return -1;
+        uint64_t state = 0x5eed;
+        for (int32_t e = 0; e < E; ++e)
+            f->host_bias[e] = ((float)(splitmix64(&state) >> 40) * 0x1.0p-24f - 0.5f) * 0.2f;
+        CUDA_TRY(cudaMalloc((void **)&b->correction_bias, (size_t)E * sizeof(float)));
+        CUDA_TRY(cudaMemcpy((void *)b->correction_bias, f->host_bias, (size_t)E * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    if (f->params.flags & ALPHAMOE_FLAG_EXPERT_MAP) {
+        const int32_t L = f->params.local_expert_count;
+        const int32_t stride = E / L;
+        f->host_map = malloc((size_t)E * sizeof(int32_t));
+        if (f->host_map == NULL) return -1;
+        for (int32_t e = 0; e < E; ++e) f->host_map[e] = e % stride == 0 && e / stride < L ? e / stride : -1;
+        CUDA_TRY(cudaMalloc((void **)&b->expert_map, (size_t)E * sizeof(int32_t)));
+        CUDA_TRY(cudaMemcpy((void *)b->expert_map, f->host_map, (size_t)E * sizeof(int32_t), cudaMemcpyHostToDevice));
+    }
+    return 0;
+}
+
 int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_device *d) {
     memset(f, 0, sizeof(*f));
     f->spec = *spec;
@@ -54,7 +104,8 @@ int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_devic
     f->selection.struct_size = sizeof(f->selection);
     ROUTER_TRY(alphamoe_router_select(f->router, spec->tokens, &d->attributes, &f->selection));
     TRY(allocate_outputs(f));
-    CUDA_TRY(cudaMalloc((void **)&f->logits, device_bytes(fixture_logits_count(f) * (int64_t)sizeof(float))));
+    TRY(make_flavour_inputs(f));
+    CUDA_TRY(cudaMalloc(&f->logits, device_bytes(fixture_logits_bytes(f))));
     CUDA_TRY(cudaDeviceSynchronize()); /* the workspace zeroing is done */
     return 0;
 }
@@ -63,19 +114,15 @@ void fixture_destroy(route_fixture *f) {
     /* Teardown failures cannot change a figure any more: ignored. */
     alphamoe_buffers *b = &f->buffers;
     void *device[] = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids, b->num_tokens_post_padded,
-                      b->workspace, f->logits};
+                      b->workspace, f->logits, (void *)b->correction_bias, (void *)b->expert_map};
     for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); ++i)
         if (device[i]) cudaFree(device[i]);
     alphamoe_router_destroy(f->router);
+    free(f->host_bias);
+    free(f->host_map);
     memset(f, 0, sizeof(*f));
 }
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 int fixture_fill_logits(route_fixture *f, uint64_t seed) {
     const int64_t n = fixture_logits_count(f);
@@ -87,7 +134,16 @@ int fixture_fill_logits(route_fixture *f, uint64_t seed) {
     uint64_t state = seed;
     /* 24 random bits are exactly what a float holds. */
     for (int64_t i = 0; i < n; ++i) host[i] = (float)(splitmix64(&state) >> 40) * 0x1.0p-23f - 1.0f;
-    const cudaError_t e = cudaMemcpy(f->logits, host, (size_t)n * sizeof(float), cudaMemcpyHostToDevice);
+    if (f->params.logits_type == ALPHAMOE_LOGITS_BF16) {
+        /* In place: element i's two bytes never pass float i's start. */
+        for (int64_t i = 0; i < n; ++i) {
+            uint32_t u;
+            memcpy(&u, &host[i], sizeof(u));
+            const uint16_t half = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+            memcpy((char *)host + 2 * i, &half, sizeof(half));
+        }
+    }
+    const cudaError_t e = cudaMemcpy(f->logits, host, (size_t)fixture_logits_bytes(f), cudaMemcpyHostToDevice);
     free(host);
     CUDA_TRY(e);
     /* From pageable memory cudaMemcpy may return before the copy lands. */

@@ -25,6 +25,7 @@ typedef struct fixture_spec {
     bool shared;
     uint32_t extra_flags; /* ALPHAMOE_FLAG_PDL for the dependent-launch pair */
     int32_t force;        /* alphamoe_specialization; AUTO lets the library choose */
+    int32_t flavour;      /* FLAVOUR_* of bench_flavours.h */
 } fixture_spec;
 
 typedef struct route_fixture {
@@ -33,14 +34,17 @@ typedef struct route_fixture {
     alphamoe_params params;
     alphamoe_sizes sizes;
     alphamoe_selection selection; /* what alphamoe_router_select says for the device */
-    float *logits;                /* device, [tokens, experts] */
+    void *logits;                 /* device, [tokens, experts] of the flavour's logits type */
     alphamoe_buffers buffers;     /* device */
+    float *host_bias;             /* the flavour's correction bias, [experts], or NULL */
+    int32_t *host_map;            /* the flavour's expert map, [experts], or NULL */
 } route_fixture;
 
 int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_device *d);
 void fixture_destroy(route_fixture *f);
 
-/* Uniform random logits in [-1, 1) from the seed, uploaded. */
+/* Uniform random logits in [-1, 1) from the seed (bf16 ones rounded to
+ * nearest even), uploaded. */
 int fixture_fill_logits(route_fixture *f, uint64_t seed);
 
 /* One alphamoe_route call on the stream; ctx is the route_fixture. Fits
@@ -48,5 +52,6 @@ int fixture_fill_logits(route_fixture *f, uint64_t seed);
 int issue_route(void *ctx, cudaStream_t stream);
 
 int64_t fixture_logits_count(const route_fixture *f);
+int64_t fixture_logits_bytes(const route_fixture *f);
 
 #endif

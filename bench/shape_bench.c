@@ -41,7 +41,7 @@ int bench_one_shape(bench_device *d, const bench_shape *s, const floor_figures *
     memset(out, 0, sizeof(*out));
     out->shape = s;
     const fixture_spec spec = {s->experts, s->tokens, s->top_k, s->block_m, s->shared, 0u,
-                               ALPHAMOE_SPECIALIZATION_AUTO};
+                               ALPHAMOE_SPECIALIZATION_AUTO, s->flavour};
     route_fixture f;
     int rc = fixture_create(&f, &spec, d);
     if (rc == 0) rc = fixture_fill_logits(&f, plan->seed);

@@ -36,7 +36,7 @@ static sweep_point *append_point(sweep_results *r) {
 }
 
 static int measure_point(bench_device *d, const shape_run_plan *plan, sweep_point *p) {
-    const fixture_spec spec = {p->experts, p->tokens, p->top_k, p->block_m, p->shared, 0u, p->forced};
+    const fixture_spec spec = {p->experts, p->tokens, p->top_k, p->block_m, p->shared, 0u, p->forced, 0};
     char label[96];
     snprintf(label, sizeof(label), "%s M=%d %s", p->family, (int)p->tokens, spec_name(p->forced));
     route_fixture f;

@@ -158,7 +158,9 @@ static void set_pointer(alphamoe_buffers *b, const float **logits, int f, void *
 static status_set call_violations(const alphamoe_router *r, const alphamoe_params *p, const alphamoe_sizes *z,
                                   int32_t M, const float *logits, const alphamoe_buffers *b, int gpu) {
     if (r == NULL || b == NULL) return S(ALPHAMOE_ERROR_NULL_POINTER);
-    if (b->struct_size < sizeof(alphamoe_buffers)) return S(ALPHAMOE_ERROR_STRUCT_SIZE);
+    const size_t first_version = offsetof(alphamoe_buffers, correction_bias);
+    if (b->struct_size < first_version || (b->struct_size > first_version && b->struct_size < sizeof(alphamoe_buffers)))
+        return S(ALPHAMOE_ERROR_STRUCT_SIZE);
     status_set v = 0;
     if (M < 0 || M > p->max_tokens) v |= S(ALPHAMOE_ERROR_NUM_TOKENS);
     if ((M > 0 && (!logits || !b->topk_ids || !b->topk_weights)) ||

@@ -13,6 +13,13 @@ SHAPES = [
     (256, 1, 8, 64), (256, 64, 8, 64), (256, 1024, 8, 64), (256, 8192, 8, 64),
     (128, 64, 8, 64), (128, 4096, 8, 64), (8, 16, 2, 64), (8, 4096, 2, 64),
 ]
+# The routing flavours, each at its model's shape, after the shapes above.
+FLAVOUR_SHAPES = [
+    (256, 1, 8, 64, 'deepseek-v3'), (256, 128, 8, 64, 'deepseek-v3'), (256, 4096, 8, 64, 'deepseek-v3'),
+    (384, 1, 8, 64, 'kimi-k2'), (384, 4096, 8, 64, 'kimi-k2'), (60, 1, 4, 64, 'qwen2-moe'),
+    (60, 4096, 4, 64, 'qwen2-moe'), (16, 1, 1, 64, 'llama4'), (16, 4096, 1, 64, 'llama4'),
+    (512, 1, 10, 8, 'bf16'), (512, 4096, 10, 64, 'bf16'), (512, 4096, 10, 64, 'ep-map64'),
+]
 
 
 def run(bench, *args):
@@ -26,6 +33,7 @@ def expected_names():
         names.append(name)
         if e == 512:
             names.append(name + '-shared')
+    names += [f'e{e}-m{m}-k{k}-bm{bm}-{flavour}' for e, m, k, bm, flavour in FLAVOUR_SHAPES]
     return names
 
 
@@ -36,7 +44,7 @@ def main() -> int:
     listed = run(bench, '--list')
     if listed.returncode != 0:
         failures.append(f'--list exited {listed.returncode}: {listed.stderr.strip()}')
-    rows = re.findall(r'^\s*(\d+)\s+(e\d+-m\d+-k\d+-bm\d+(?:-shared)?)\s', listed.stdout, re.M)
+    rows = re.findall(r'^\s*(\d+)\s+(e\d+-m\d+-k\d+-bm\d+(?:-[a-z0-9-]+)?)\s', listed.stdout, re.M)
     names = [name for _, name in rows]
     if names != expected_names():
         failures.append(f'--list shows {names}, expected {expected_names()}')
