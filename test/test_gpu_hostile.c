@@ -68,7 +68,14 @@ static alphamoe_status apply_damage(int kind, call *c, const alphamoe_params *p,
     switch (kind) {
     case DAMAGE_ROUTER_NULL: c->router = NULL; return ALPHAMOE_ERROR_NULL_POINTER;
     case DAMAGE_BUFFERS_NULL: c->buffers_null = 1; return ALPHAMOE_ERROR_NULL_POINTER;
-    case DAMAGE_STRUCT_SIZE: b->struct_size = rng_below(rng, (uint32_t)sizeof *b); return ALPHAMOE_ERROR_STRUCT_SIZE;
+    case DAMAGE_STRUCT_SIZE: {
+        /* Below this header's size, but never the first version's, which is
+         * valid (and would route with the poisoned workspace). */
+        const size_t first_version = offsetof(alphamoe_buffers, correction_bias);
+        do b->struct_size = rng_below(rng, (uint32_t)sizeof *b);
+        while (b->struct_size == first_version);
+        return ALPHAMOE_ERROR_STRUCT_SIZE;
+    }
     case DAMAGE_NUM_TOKENS: {
         const int32_t bad[] = {-1, INT32_MIN, p->max_tokens + 1, INT32_MAX};
         c->M = bad[rng_below(rng, 4)];
