@@ -66,16 +66,25 @@ int probe_gpu(int32_t device, gpu_probe *p) {
     return 0;
 }
 
-int check_gpu_flavour(const session *s, gpu_probe *p) {
-    if (!p->usable) return 0;
+/* What the library would launch for this session on its device: the
+ * selection's own status in *status, the attribute query's as the result. */
+static alphamoe_status select_on_device(const session *s, alphamoe_selection *sel, alphamoe_status *status) {
     alphamoe_device_attributes attrs;
     memset(&attrs, 0, sizeof(attrs));
     attrs.struct_size = sizeof(attrs);
-    AMOE_CHECK(alphamoe_device_attributes_query(s->opt.device, &attrs));
+    const alphamoe_status query = alphamoe_device_attributes_query(s->opt.device, &attrs);
+    if (query != ALPHAMOE_OK) return query;
+    memset(sel, 0, sizeof(*sel));
+    sel->struct_size = sizeof(*sel);
+    *status = alphamoe_router_select(s->router, s->opt.tokens, &attrs, sel);
+    return ALPHAMOE_OK;
+}
+
+int check_gpu_flavour(const session *s, gpu_probe *p) {
+    if (!p->usable) return 0;
     alphamoe_selection sel;
-    memset(&sel, 0, sizeof(sel));
-    sel.struct_size = sizeof(sel);
-    const alphamoe_status st = alphamoe_router_select(s->router, s->opt.tokens, &attrs, &sel);
+    alphamoe_status st = ALPHAMOE_OK;
+    AMOE_CHECK(select_on_device(s, &sel, &st));
     if (st == ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR) {
         p->usable = false;
         snprintf(p->why, sizeof(p->why),
@@ -125,14 +134,10 @@ static int gpu_use_device(int32_t device) {
 }
 
 static int gpu_print_selection(const session *s) {
-    alphamoe_device_attributes attrs;
-    memset(&attrs, 0, sizeof(attrs));
-    attrs.struct_size = sizeof(attrs);
-    AMOE_CHECK(alphamoe_device_attributes_query(s->opt.device, &attrs));
     alphamoe_selection sel;
-    memset(&sel, 0, sizeof(sel));
-    sel.struct_size = sizeof(sel);
-    AMOE_CHECK(alphamoe_router_select(s->router, s->opt.tokens, &attrs, &sel));
+    alphamoe_status st = ALPHAMOE_OK;
+    AMOE_CHECK(select_on_device(s, &sel, &st));
+    AMOE_CHECK(st);
     char image[16];
     format_image(sel.image_arch, image, sizeof(image));
     /* NULL only for a value the library does not name. */

@@ -383,15 +383,6 @@ static void gpu_flavours_nonfinite(void **state) {
     report("non-finite and adversarial inputs");
 }
 
-static int64_t live_elements(const host_plan *p, int32_t M, int which) {
-    const int32_t live = M > 0 ? *p->num_tokens_post_padded : 0;
-    switch (which) {
-    case 0: return (int64_t)M * p->params.top_k;
-    case 1: return live;
-    default: return live / p->params.block_m;
-    }
-}
-
 /* tiny, small and large forced on the same inputs: bitwise identical,
  * weights included, and each equal to the host reference. */
 static void gpu_flavours_specializations_agree(void **state) {
@@ -425,15 +416,7 @@ static void gpu_flavours_specializations_agree(void **state) {
             if (ran == 3) {
                 const host_plan *a = &d[0].mirror;
                 for (int v = 1; v < 3; ++v, ++compared) {
-                    const host_plan *b = &d[v].mirror;
-                    const int32_t M = c.M, L = a->params.local_expert_count;
-                    assert_memory_equal(a->topk_ids, b->topk_ids, (size_t)live_elements(a, M, 0) * 4);
-                    assert_memory_equal(a->topk_weights, b->topk_weights, (size_t)live_elements(a, M, 0) * 4);
-                    assert_memory_equal(a->pair_to_sorted, b->pair_to_sorted, (size_t)live_elements(a, M, 0) * 4);
-                    assert_memory_equal(a->sorted_token_ids, b->sorted_token_ids, (size_t)live_elements(a, M, 1) * 4);
-                    assert_memory_equal(a->expert_ids, b->expert_ids, (size_t)live_elements(a, M, 2) * 4);
-                    assert_memory_equal(a->expert_counts, b->expert_counts, (size_t)L * 4);
-                    assert_memory_equal(a->expert_offsets, b->expert_offsets, (size_t)(L + 1) * 4);
+                    expect_plans_bitwise_equal(a, &d[v].mirror, c.M);
                 }
             } else if (ran != 0) {
                 fail_msg("flavour \"%s\" M=%d: %d of 3 specializations ran; the flavour check must not depend "

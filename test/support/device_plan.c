@@ -129,6 +129,19 @@ void device_plan_expect_workspace(const device_plan *d, unsigned char byte, cons
 
 void device_plan_zero_workspace(device_plan *d) { device_plan_fill_workspace(d, 0); }
 
+void expect_plans_bitwise_equal(const host_plan *a, const host_plan *b, int32_t M) {
+    const int32_t live = M > 0 ? *a->num_tokens_post_padded : 0;
+    const size_t pairs = (size_t)M * (size_t)a->params.top_k * 4;
+    const size_t plan_experts = (size_t)a->params.local_expert_count;
+    assert_memory_equal(a->topk_ids, b->topk_ids, pairs);
+    assert_memory_equal(a->topk_weights, b->topk_weights, pairs);
+    assert_memory_equal(a->pair_to_sorted, b->pair_to_sorted, pairs);
+    assert_memory_equal(a->sorted_token_ids, b->sorted_token_ids, (size_t)live * 4);
+    assert_memory_equal(a->expert_ids, b->expert_ids, (size_t)(live / a->params.block_m) * 4);
+    assert_memory_equal(a->expert_counts, b->expert_counts, plan_experts * 4);
+    assert_memory_equal(a->expert_offsets, b->expert_offsets, (plan_experts + 1) * 4);
+}
+
 void *device_copy(const void *host, size_t bytes) {
     if (bytes == 0) return NULL;
     void *p = NULL;

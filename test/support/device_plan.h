@@ -44,6 +44,11 @@ void device_plan_fill_workspace(device_plan *d, unsigned char byte);
 void device_plan_expect_workspace(const device_plan *d, unsigned char byte, const char *what);
 void device_plan_zero_workspace(device_plan *d);
 
+/* Fails unless two read-back plans of M tokens (both with the optional
+ * outputs) are bitwise identical up to their live lengths, weights
+ * included: specializations must agree exactly (contract section 6). */
+void expect_plans_bitwise_equal(const host_plan *a, const host_plan *b, int32_t M);
+
 /* A device copy of `bytes` host bytes (NULL for 0 bytes). */
 void *device_copy(const void *host, size_t bytes);
 
