@@ -35,6 +35,14 @@ void device_plan_poison(device_plan *d, cudaStream_t stream);
 /* Copies every array and its guard back into the mirror. */
 void device_plan_read(device_plan *d, cudaStream_t stream);
 void device_plan_free(device_plan *d);
+/* After device_plan_read: fails unless every array, guard included, still
+ * holds the poison byte for byte. */
+void device_plan_expect_poisoned(const device_plan *d, const char *what);
+/* Fills the workspace with `byte` / fails unless it still holds `byte`
+ * everywhere. Re-zero it (device_plan_zero_workspace) before routing. */
+void device_plan_fill_workspace(device_plan *d, unsigned char byte);
+void device_plan_expect_workspace(const device_plan *d, unsigned char byte, const char *what);
+void device_plan_zero_workspace(device_plan *d);
 
 /* A device copy of `bytes` host bytes (NULL for 0 bytes). */
 void *device_copy(const void *host, size_t bytes);
