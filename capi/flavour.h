@@ -12,6 +12,11 @@ namespace alphamoe {
 // params: validated and normalized (as the router holds them).
 bool device_supports_flavour(const alphamoe_params &params);
 
+// Anything but the first version's renormalized fp32 softmax over all
+// experts: such calls run the _flavours kernels, so the first version's
+// kernels carry none of the flavours' steps.
+bool routes_a_flavour(const alphamoe_params &params);
+
 }  // namespace alphamoe
 
 #endif

@@ -13,6 +13,12 @@ ALPHAMOE_DECLARE_FATBIN(small_routed)
 ALPHAMOE_DECLARE_FATBIN(small_shared)
 ALPHAMOE_DECLARE_FATBIN(large_routed)
 ALPHAMOE_DECLARE_FATBIN(large_shared)
+ALPHAMOE_DECLARE_FATBIN(tiny_routed_flavours)
+ALPHAMOE_DECLARE_FATBIN(tiny_shared_flavours)
+ALPHAMOE_DECLARE_FATBIN(small_routed_flavours)
+ALPHAMOE_DECLARE_FATBIN(small_shared_flavours)
+ALPHAMOE_DECLARE_FATBIN(large_routed_flavours)
+ALPHAMOE_DECLARE_FATBIN(large_shared_flavours)
 
 namespace alphamoe {
 namespace {
@@ -25,6 +31,9 @@ const EmbeddedKernel kKernels[ALPHAMOE_KERNEL_COUNT] = {
     ALPHAMOE_KERNEL_ENTRY(tiny_routed),  ALPHAMOE_KERNEL_ENTRY(tiny_shared),
     ALPHAMOE_KERNEL_ENTRY(small_routed), ALPHAMOE_KERNEL_ENTRY(small_shared),
     ALPHAMOE_KERNEL_ENTRY(large_routed), ALPHAMOE_KERNEL_ENTRY(large_shared),
+    ALPHAMOE_KERNEL_ENTRY(tiny_routed_flavours),  ALPHAMOE_KERNEL_ENTRY(tiny_shared_flavours),
+    ALPHAMOE_KERNEL_ENTRY(small_routed_flavours), ALPHAMOE_KERNEL_ENTRY(small_shared_flavours),
+    ALPHAMOE_KERNEL_ENTRY(large_routed_flavours), ALPHAMOE_KERNEL_ENTRY(large_shared_flavours),
 };
 
 const int32_t kImageArchs[] = {ALPHAMOE_IMAGE_ARCH_LIST};
@@ -47,8 +56,8 @@ T read_le(const unsigned char *p) {
 
 const EmbeddedKernel &embedded_kernel(int index) { return kKernels[index]; }
 
-int kernel_index(alphamoe_specialization specialization, bool shared_expert) {
-    return (static_cast<int>(specialization) - 1) * 2 + (shared_expert ? 1 : 0);
+int kernel_index(alphamoe_specialization specialization, bool shared_expert, bool flavoured) {
+    return (flavoured ? 6 : 0) + (static_cast<int>(specialization) - 1) * 2 + (shared_expert ? 1 : 0);
 }
 
 int fatbin_elf_archs(const unsigned char *fatbin, size_t size, int32_t *archs, int capacity) {

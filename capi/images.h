@@ -18,9 +18,10 @@ struct EmbeddedKernel {
 };
 
 // index in [0, ALPHAMOE_KERNEL_COUNT); order: tiny, small, large, each
-// routed then shared.
+// routed then shared, first for the first version's routing, then for any
+// routing flavour (see routes_a_flavour).
 const EmbeddedKernel &embedded_kernel(int index);
-int kernel_index(alphamoe_specialization specialization, bool shared_expert);
+int kernel_index(alphamoe_specialization specialization, bool shared_expert, bool flavoured);
 
 // Architectures (90, 100, 103, ...) of the ELF images in a fatbin. Returns
 // the number found (writing at most capacity), or -1 if it is malformed.

@@ -79,7 +79,8 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     cfg.attrs = n_attrs ? attrs : nullptr;
     cfg.numAttrs = n_attrs;
     void *params[] = {&args};
-    const CUkernel kernel = st.kernels[kernel_index(sel.specialization, shared_expert(router))];
+    const CUkernel kernel =
+        st.kernels[kernel_index(sel.specialization, shared_expert(router), routes_a_flavour(router.params))];
     // A CUkernel launches as a CUfunction in the stream's context.
     return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);
 }

@@ -18,7 +18,9 @@ static const int32_t kExpectedArchs[] = {ALPHAMOE_EXPECTED_ARCHS};
 static void every_kernel_has_every_configured_arch(void **state) {
     (void)state;
     static const char *const names[ALPHAMOE_KERNEL_COUNT] = {
-        "tiny_routed", "tiny_shared", "small_routed", "small_shared", "large_routed", "large_shared"};
+        "tiny_routed", "tiny_shared", "small_routed", "small_shared", "large_routed", "large_shared",
+        "tiny_routed_flavours", "tiny_shared_flavours", "small_routed_flavours", "small_shared_flavours",
+        "large_routed_flavours", "large_shared_flavours"};
     for (int32_t i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
         assert_non_null(alphamoe_kernel_name(i));
         assert_string_equal(alphamoe_kernel_name(i), names[i]);

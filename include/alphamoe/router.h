@@ -324,9 +324,10 @@ ALPHAMOE_API alphamoe_status alphamoe_router_select(const alphamoe_router *route
 /* Information                                                         */
 /* ------------------------------------------------------------------ */
 
-#define ALPHAMOE_KERNEL_COUNT 6
+#define ALPHAMOE_KERNEL_COUNT 12
 
-/* Name of kernel `index` (0..ALPHAMOE_KERNEL_COUNT-1), e.g. "tiny_routed";
+/* Name of kernel `index` (0..ALPHAMOE_KERNEL_COUNT-1), e.g. "tiny_routed" or
+ * "large_shared_flavours" (the kernels of the routing flavours);
  * NULL past the end. */
 ALPHAMOE_API const char *alphamoe_kernel_name(int32_t index);
 

@@ -34,11 +34,11 @@ __device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row,
 // Issues every load of the slice before any is used, so they are all in
 // flight at once. Slots past the candidates read the last candidate again
 // (same cache line, always inside the row) and are masked out by the keys.
-template <int S>
+template <int S, bool kAnyType>
 __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const char *row, int n_candidates,
                                                        int lane) {
     RowSlice<S> s;
-    if (a.logits_type == kLogitsF32) {
+    if (!kAnyType || a.logits_type == kLogitsF32) {
         const float *r = reinterpret_cast<const float *>(row);
 #pragma unroll
         for (int i = 0; i < S; ++i) s.value[i] = __ldg(r + min(i * 32 + lane, n_candidates - 1));

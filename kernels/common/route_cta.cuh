@@ -87,7 +87,9 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // Phase 1: rank each token of the warp's range, write its ids and weights,
 // count its pairs per (local) expert. The next token's logits are loaded
 // while the current one is ranked, so a warp always has a row in flight.
-template <int S, bool kShared>
+// Without kFlavoured: the renormalized fp32 softmax over all experts only,
+// none of the flavours' steps.
+template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -99,7 +101,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
-        next = load_row_slice<S>(a, token_row(a, range.begin), n_candidates, lane);
+        next = load_row_slice<S, kFlavoured>(a, token_row(a, range.begin), n_candidates, lane);
         if (kShared) next_shared = load_logit(a, token_row(a, range.begin), shared_id);
     }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
@@ -109,18 +111,22 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const RowSlice<S> current = next;
         const float shared_logit = next_shared;
         if (t + 1 < range.end) {
-            next = load_row_slice<S>(a, token_row(a, t + 1), n_candidates, lane);
+            next = load_row_slice<S, kFlavoured>(a, token_row(a, t + 1), n_candidates, lane);
             if (kShared) next_shared = load_logit(a, token_row(a, t + 1), shared_id);
         }
         uint32_t key[S];
-        flavour_keys(a, current, n_candidates, lane, key);
-        if (a.num_groups > 1) keep_best_groups(a, lane, key);
+        if (kFlavoured) {
+            flavour_keys(a, current, n_candidates, lane, key);
+            if (a.num_groups > 1) keep_best_groups(a, lane, key);
+        } else {
+            row_keys(current, n_candidates, lane, key);
+        }
         int32_t id = 0;
         uint32_t chosen_key = kNoCandidateKey, first_key;
         warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
         // Keys are the logits themselves unless a correction bias made them
         // scores: then the chosen logits are read again (cached).
-        const bool keys_are_logits = !(a.flags & kFlagCorrectionBias);
+        const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
         float logit = keys_are_logits ? key_value(chosen_key)
                                       : (lane < n_select ? load_logit(a, token_row(a, t), id) : 0.0f);
         float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
@@ -132,17 +138,18 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
         }
         const bool active = lane < k;
-        const float weight = gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit, logit,
-                                                     active, largest);
+        const float weight = kFlavoured ? gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit,
+                                                                  logit, active, largest)
+                                        : warp_gate_weight(logit, active, largest);
         if (active) {
             const int64_t p = static_cast<int64_t>(t) * k + lane;
             a.topk_ids[p] = id;
             a.topk_weights[p] = weight;
-            const int32_t local = local_expert(a, id);
+            const int32_t local = kFlavoured ? local_expert(a, id) : id;
             // A token's ids are distinct, so are their local ids but under a
             // map, which may give several experts one local id.
             if (local >= 0) {
-                if (a.flags & kFlagExpertMap)
+                if (kFlavoured && (a.flags & kFlagExpertMap))
                     atomicAdd(&sh.warp_counts[warp][local], 1);
                 else
                     sh.warp_counts[warp][local] += 1;
@@ -154,21 +161,21 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     }
 }
 
-template <bool kShared>
+template <bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaShared &sh,
                                                         TokenRange range) {
     const int n_candidates = kShared ? a.num_experts - 1 : a.num_experts;
     const int slots = (n_candidates + 31) / 32;
     if (slots <= 1)
-        select_tokens<1, kShared>(a, sh, range);
+        select_tokens<1, kShared, kFlavoured>(a, sh, range);
     else if (slots <= 2)
-        select_tokens<2, kShared>(a, sh, range);
+        select_tokens<2, kShared, kFlavoured>(a, sh, range);
     else if (slots <= 4)
-        select_tokens<4, kShared>(a, sh, range);
+        select_tokens<4, kShared, kFlavoured>(a, sh, range);
     else if (slots <= 8)
-        select_tokens<8, kShared>(a, sh, range);
+        select_tokens<8, kShared, kFlavoured>(a, sh, range);
     else
-        select_tokens<16, kShared>(a, sh, range);
+        select_tokens<16, kShared, kFlavoured>(a, sh, range);
 }
 
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
@@ -191,6 +198,7 @@ __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShare
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
 // positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
 // before this one hold.
+template <bool kFlavoured>
 __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
                                             int32_t total, int32_t earlier_ctas) {
     const int e = threadIdx.x;
@@ -211,13 +219,15 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
     int32_t *running = sh.warp_counts[warp];
-    const bool merged_ids = (a.flags & kFlagExpertMap) != 0;
+    const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;
     for (int32_t t = range.begin; t < range.end; ++t) {
         const int32_t p = t * k + lane;
         const int32_t j = (t - range.begin) * k + lane;
         int32_t local = -1;
         // Both written by this same thread in phase 1.
-        if (lane < k) local = j < kPairIdsPerWarp ? sh.pair_ids[warp][j] : local_expert(a, a.topk_ids[p]);
+        if (lane < k)
+            local = j < kPairIdsPerWarp ? sh.pair_ids[warp][j]
+                                        : (kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p]);
         if (merged_ids) {
             // Lanes of one token sharing a local id take consecutive
             // positions in lane (pair) order; the last one advances.

@@ -37,7 +37,7 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
 // exchange(count, &total, &earlier) runs in every thread; in thread e < E,
 // count is this CTA's count of expert e, and it must set the call-wide
 // total and the count held by CTAs before this one.
-template <bool kShared, typename Exchange>
+template <bool kShared, bool kFlavoured, typename Exchange>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange) {
     phase_clock(a, 0);
     wait_for_preceding_kernel();
@@ -47,14 +47,14 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         return;
     }
     const TokenRange range = cta_token_range(a, blockIdx.x);
-    select_tokens_any_width<kShared>(a, sh, warp_token_range(range, threadIdx.x >> 5));
+    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_token_range(range, threadIdx.x >> 5));
     phase_clock(a, 2);
     const int32_t count = cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
     exchange(count, &total, &earlier);
     phase_clock(a, 4);
-    place_pairs(a, sh, range, total, earlier);
+    place_pairs<kFlavoured>(a, sh, range, total, earlier);
     phase_clock(a, 5);
     write_plan_rest(a, sh, blockIdx.x, gridDim.x);
     phase_clock(a, 6);
