@@ -484,7 +484,7 @@ static void gpu_concurrent_first_calls(void **state) {
     pthread_barrier_destroy(&start);
 }
 
-/* Small shapes through all six kernels, for the compute-sanitizer runs:
+/* Small shapes through the six plain kernels, for the compute-sanitizer runs:
  * every specialization, routed and shared, every flag combination. */
 static void gpu_sanitizer_sweep(void **state) {
     (void)state;
@@ -500,7 +500,7 @@ static void gpu_sanitizer_sweep(void **state) {
                                     force, LOGITS_QUANTIZED, 0, 1, 0};
                     run_case(&c, &rng);
                 }
-    /* Every flag combination and the optional outputs off, through all six
+    /* Every flag combination and the optional outputs off, through the six plain
      * kernels; an empty batch; logits offset by a float with an odd stride;
      * rows of every bit class. */
     for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)

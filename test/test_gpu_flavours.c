@@ -492,7 +492,7 @@ static void gpu_flavours_empty_batch(void **state) {
     report("empty batch");
 }
 
-/* Small shapes of every flavour through all six kernels, for the
+/* Small shapes of every flavour through the six flavoured kernels, for the
  * compute-sanitizer runs. */
 static void gpu_flavours_sanitizer_sweep(void **state) {
     (void)state;

@@ -149,8 +149,18 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 		t.Errorf("version number %d for %s", router.VersionNumber(), router.Version())
 	}
 	names := router.KernelNames()
-	if len(names) != 6 {
-		t.Fatalf("kernels %v", names)
+	// Three families, each routed-only and shared-expert, each once without
+	// and once with the routing flavours, in the header's order.
+	var expected []string
+	for _, flavours := range []string{"", "_flavours"} {
+		for _, family := range []string{"tiny", "small", "large"} {
+			for _, mode := range []string{"routed", "shared"} {
+				expected = append(expected, family+"_"+mode+flavours)
+			}
+		}
+	}
+	if strings.Join(names, " ") != strings.Join(expected, " ") {
+		t.Fatalf("kernels %v, want %v", names, expected)
 	}
 	for i, name := range names {
 		archs, err := router.KernelImages(i)

@@ -110,7 +110,11 @@ class Library(unittest.TestCase):
         major, minor, patch = (int(p) for p in amr.version().split('.'))
         self.assertEqual(amr.version_number(), major * 10000 + minor * 100 + patch)
         names = amr.kernel_names()
-        self.assertEqual(len(names), 6, names)
+        # Three families, each routed-only and shared-expert, each once without
+        # and once with the routing flavours, in the header's order.
+        expected = [f'{family}_{mode}{flavours}' for flavours in ('', '_flavours')
+                    for family in ('tiny', 'small', 'large') for mode in ('routed', 'shared')]
+        self.assertEqual(names, expected)
         for i, name in enumerate(names):
             archs = amr.kernel_images(i)
             self.assertTrue(archs and set(archs) <= {90, 100, 103}, f'{name}: {archs}')

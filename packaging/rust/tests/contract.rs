@@ -106,7 +106,17 @@ fn version_and_kernels_are_reported() {
     assert_eq!(parts.len(), 3, "version {}", v);
     assert_eq!(alphamoe_router::version_number(), parts[0] * 10000 + parts[1] * 100 + parts[2]);
     let names = alphamoe_router::kernel_names();
-    assert_eq!(names.len(), 6, "{:?}", names);
+    // Three families, each routed-only and shared-expert, each once without
+    // and once with the routing flavours, in the header's order.
+    let mut expected = Vec::new();
+    for flavours in ["", "_flavours"] {
+        for family in ["tiny", "small", "large"] {
+            for mode in ["routed", "shared"] {
+                expected.push(format!("{}_{}{}", family, mode, flavours));
+            }
+        }
+    }
+    assert_eq!(names, expected);
     for (i, name) in names.iter().enumerate() {
         let archs = alphamoe_router::kernel_images(i).unwrap();
         assert!(!archs.is_empty() && archs.iter().all(|a| [90, 100, 103].contains(a)), "{}: {:?}", name, archs);
