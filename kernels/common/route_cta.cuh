@@ -262,19 +262,36 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     const int64_t thread = static_cast<int64_t>(cta) * kBlockThreads + threadIdx.x;
     const int64_t threads = static_cast<int64_t>(num_ctas) * kBlockThreads;
 
-    // Padding and block ids: a thread per expert, experts spread over the
-    // grid. A group holds at most block_m - 1 sentinels and, on average,
-    // few blocks, so serial stores per thread beat walking the groups one by
-    // one with the whole warp.
+    // Padding: a thread per expert, experts spread over the grid; a group
+    // holds at most block_m - 1 sentinels. Block ids: while the call has no
+    // more blocks than experts, the same thread writes its group's (at most
+    // E serial stores, and usually one or two); beyond that a group can hold
+    // thousands of blocks (the shared expert, or skewed routing), so each
+    // block finds its expert by a binary search of the group starts instead.
+    const int32_t live_blocks = live_length / bm;
+    const bool blocks_by_expert = live_blocks <= E;
     const int64_t first_expert = static_cast<int64_t>(threadIdx.x) * num_ctas + cta;
     for (int64_t e = first_expert; e < E; e += threads) {
         const int32_t begin = sh.offset[e];
         const int32_t end = sh.offset[e + 1];
         for (int32_t pos = begin + sh.total[e]; pos < end; ++pos) a.sorted_token_ids[pos] = sentinel;
-        const int32_t last_block = end / bm;
-        for (int32_t b = begin / bm; b < last_block; ++b) a.expert_ids[b] = static_cast<int32_t>(e);
+        if (blocks_by_expert)
+            for (int32_t b = begin / bm; b < end / bm; ++b) a.expert_ids[b] = static_cast<int32_t>(e);
     }
-    const int32_t live_blocks = live_length / bm;
+    if (!blocks_by_expert) {
+        for (int64_t b = thread; b < live_blocks; b += threads) {
+            // The last group starting at or before the block's first position
+            // (empty groups start where the next one does).
+            const int32_t pos = static_cast<int32_t>(b) * bm;
+            int32_t lo = 0, hi = E;  // sh.offset[lo] <= pos < sh.offset[hi]
+            while (hi - lo > 1) {
+                const int32_t mid = (lo + hi) >> 1;
+                if (sh.offset[mid] <= pos) lo = mid;
+                else hi = mid;
+            }
+            a.expert_ids[b] = lo;
+        }
+    }
     for (int64_t e = thread; e < E; e += threads) {
         if (a.expert_counts) a.expert_counts[e] = sh.total[e];
         if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];

@@ -88,31 +88,38 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
     }
 }
 
-// The n-th largest of one key per lane, counting equal keys separately
-// (1 <= n <= 32). Every lane counts the keys above and at least its own,
-// so there is no chain of reductions: the latency of one pass of shuffles.
-__device__ __forceinline__ uint32_t warp_nth_largest(uint32_t key, int n) {
-    int above = 0, at_least = 0;
+// A lower bound of the n-th largest of one key per lane, counting equal
+// keys separately (1 <= n <= 32): the n-th largest with its low 5 bits
+// cleared. Those bits make way for the lane, so the 32 values are distinct
+// and the n-th largest is the one with n - 1 values above it: a single
+// comparison per pair of lanes, and no chain of reductions.
+__device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
+    const uint32_t mine = (key & ~31u) | (31u - static_cast<uint32_t>(lane));
+    int above = 0;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-        const uint32_t other = __shfl_sync(kFullMask, key, j);
-        above += other > key ? 1 : 0;
-        at_least += other >= key ? 1 : 0;
-    }
-    const uint32_t holders = __ballot_sync(kFullMask, above < n && n <= at_least);
-    return __shfl_sync(kFullMask, key, __ffs(holders) - 1);
+    for (int j = 0; j < 32; ++j) above += __shfl_sync(kFullMask, mine, j) > mine ? 1 : 0;
+    const uint32_t holder = __ballot_sync(kFullMask, above == n - 1);
+    return __shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u;
 }
 
-// Scratch of one warp for warp_rank_keys.
+// Scratch of one warp for warp_rank_keys: gathered candidates, then the
+// chosen ones by rank, each as rank_value(key, id).
 struct RankScratch {
-    uint32_t key[32];   // gathered candidates, then the chosen ones by rank
-    int32_t id[32];
+    uint64_t candidate[32];
 };
+
+// The key in the high half and 0xffff - id in the low: a larger value ranks
+// first (a larger key, or an equal key and a lower id), and values of
+// distinct experts differ.
+__device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
+    return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
+}
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
 // chain. Let T be the n_select-th largest of the lanes' largest keys: those
 // lanes hold n_select distinct experts with keys >= T, so every chosen
-// expert has a key >= T. Typically few keys reach T; when at most 32 do,
+// expert has a key >= T, and >= any lower bound of T. Typically few keys
+// reach the bound; when at most 32 do,
 // they are gathered one per lane and each finds its rank by counting the
 // candidates ahead of it. Otherwise (many equal keys) the general rounds
 // run. Both give the contract's order exactly.
@@ -120,6 +127,7 @@ template <int S>
 __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
                                                RankScratch &scratch, int32_t &id_out,
                                                uint32_t &key_out, uint32_t &first_key) {
+    static_assert(S <= 16, "a lane's candidate count must fit in 5 bits");
     if constexpr (S == 1) {  // one key per lane: the rounds need no rescan already
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
@@ -127,48 +135,43 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     uint32_t lane_best = key[0];
 #pragma unroll
     for (int i = 1; i < S; ++i) lane_best = max(lane_best, key[i]);
-    const uint32_t threshold = warp_nth_largest(lane_best, n_select);
-    // Slot by slot, a ballot places the lanes' candidates side by side.
-    const uint32_t lanes_before = (1u << lane) - 1u;
-    int gathered = 0;
+    const uint32_t threshold = warp_nth_largest_bound(lane_best, n_select, lane);
+    uint32_t is_candidate = 0;  // bit i: key[i] reaches the threshold
 #pragma unroll
-    for (int i = 0; i < S; ++i) {
-        const bool candidate = key[i] >= threshold;
-        const uint32_t mask = __ballot_sync(kFullMask, candidate);
-        const int at = gathered + __popc(mask & lanes_before);
-        if (candidate && at < 32) {
-            scratch.key[at] = key[i];
-            scratch.id[at] = i * 32 + lane;
-        }
-        gathered += __popc(mask);
+    for (int i = 0; i < S; ++i) is_candidate |= key[i] >= threshold ? 1u << i : 0u;
+    // Where this lane's candidates go: the candidates of the lanes before
+    // it, summed bit by bit of the counts with independent ballots.
+    const int count = __popc(is_candidate);
+    const uint32_t lanes_before = (1u << lane) - 1u;
+    int at = 0, gathered = 0;
+#pragma unroll
+    for (int bit = 0; bit < 5; ++bit) {
+        const uint32_t lanes = __ballot_sync(kFullMask, (count >> bit) & 1);
+        at += __popc(lanes & lanes_before) << bit;
+        gathered += __popc(lanes) << bit;
     }
     if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
     }
-    __syncwarp();
-    const uint32_t candidate = lane < gathered ? scratch.key[lane] : kNoCandidateKey;
-    const int32_t candidate_id = lane < gathered ? scratch.id[lane] : 0x7fffffff;
-    // Rank = candidates ahead in the contract's order: a larger key, or an
-    // equal key and a lower id. Ranks are distinct.
-    int rank = 0;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-        const uint32_t other = __shfl_sync(kFullMask, candidate, j);
-        const int32_t other_id = __shfl_sync(kFullMask, candidate_id, j);
-        rank += (other > candidate || (other == candidate && other_id < candidate_id)) ? 1 : 0;
-    }
+    for (int i = 0; i < S; ++i)
+        if ((is_candidate >> i) & 1u) scratch.candidate[at++] = rank_value(key[i], i * 32 + lane);
     __syncwarp();
-    if (lane < gathered && rank < n_select) {
-        scratch.key[rank] = candidate;
-        scratch.id[rank] = candidate_id;
-    }
+    // Rank = candidates with a larger value; ranks are distinct.
+    const uint64_t mine = lane < gathered ? scratch.candidate[lane] : 0u;
+    int rank = 0;
+#pragma unroll 4
+    for (int j = 0; j < gathered; ++j) rank += scratch.candidate[j] > mine ? 1 : 0;
+    __syncwarp();
+    if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
     __syncwarp();
     if (lane < n_select) {
-        key_out = scratch.key[lane];
-        id_out = scratch.id[lane];
+        const uint64_t chosen = scratch.candidate[lane];
+        key_out = static_cast<uint32_t>(chosen >> 32);
+        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
     }
-    first_key = scratch.key[0];
+    first_key = static_cast<uint32_t>(scratch.candidate[0] >> 32);
     __syncwarp();  // the scratch is reused by the warp's next token
 }
 
