@@ -251,6 +251,11 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     }
 }
 
+// The largest block_m whose padding a thread writes alone: measured on the
+// H200, serial stores of up to 15 sentinels beat a warp walking the groups
+// one by one; with block_m 64 the warp wins.
+constexpr int32_t kSerialRunMaxBlockM = 16;
+
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
@@ -264,35 +269,50 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
 
     // Padding and, while the call has no more blocks than experts, block
     // ids: per group a run of at most block_m - 1 sentinels and a run of
-    // block ids (at most E in all). Lane l of warp w holds expert w + l * W
-    // (W warps in the grid), so every warp has at most one expert per lane
-    // (one pass for E <= 32 W); the warp then writes its experts' runs one
-    // by one, lanes on consecutive positions, so each store is coalesced.
+    // block ids (at most E in all).
     const int32_t live_blocks = live_length / bm;
     const bool blocks_by_expert = live_blocks <= E;
-    const int lane = threadIdx.x & 31;
-    const int64_t warp = thread >> 5;
-    const int64_t warps = threads >> 5;
-    for (int64_t first = warp; first < E; first += 32 * warps) {
-        const int64_t e = first + lane * warps;
-        int32_t pad_from = 0, pad_to = 0, block_from = 0, block_to = 0;
-        if (e < E) {
-            pad_from = sh.offset[e] + sh.total[e];
-            pad_to = sh.offset[e + 1];
-            block_from = sh.offset[e] / bm;
-            block_to = blocks_by_expert ? pad_to / bm : block_from;
+    if (bm <= kSerialRunMaxBlockM) {
+        // Short runs: a thread per expert, experts spread over the grid,
+        // stores one after the other.
+        const int64_t first_expert = static_cast<int64_t>(threadIdx.x) * num_ctas + cta;
+        for (int64_t e = first_expert; e < E; e += threads) {
+            const int32_t begin = sh.offset[e];
+            const int32_t end = sh.offset[e + 1];
+            for (int32_t pos = begin + sh.total[e]; pos < end; ++pos) a.sorted_token_ids[pos] = sentinel;
+            if (blocks_by_expert)
+                for (int32_t b = begin / bm; b < end / bm; ++b) a.expert_ids[b] = static_cast<int32_t>(e);
         }
-        for (uint32_t pending = __ballot_sync(kFullMask, pad_from < pad_to); pending; pending &= pending - 1) {
-            const int src = __ffs(pending) - 1;
-            const int32_t to = __shfl_sync(kFullMask, pad_to, src);
-            for (int32_t pos = __shfl_sync(kFullMask, pad_from, src) + lane; pos < to; pos += 32)
-                a.sorted_token_ids[pos] = sentinel;
-        }
-        for (uint32_t pending = __ballot_sync(kFullMask, block_from < block_to); pending; pending &= pending - 1) {
-            const int src = __ffs(pending) - 1;
-            const int32_t to = __shfl_sync(kFullMask, block_to, src);
-            const int32_t id = static_cast<int32_t>(first + src * warps);
-            for (int32_t b = __shfl_sync(kFullMask, block_from, src) + lane; b < to; b += 32) a.expert_ids[b] = id;
+    } else {
+        // Long runs, where scattered serial stores cost most: lane l of warp
+        // w holds expert w + l * W (W warps in the grid), and the warp writes
+        // its experts' runs one by one, lanes on consecutive positions.
+        const int lane = threadIdx.x & 31;
+        const int64_t warp = thread >> 5;
+        const int64_t warps = threads >> 5;
+        for (int64_t first = warp; first < E; first += 32 * warps) {
+            const int64_t e = first + lane * warps;
+            int32_t pad_from = 0, pad_to = 0, block_from = 0, block_to = 0;
+            if (e < E) {
+                pad_from = sh.offset[e] + sh.total[e];
+                pad_to = sh.offset[e + 1];
+                block_from = sh.offset[e] / bm;
+                block_to = blocks_by_expert ? pad_to / bm : block_from;
+            }
+            for (uint32_t pending = __ballot_sync(kFullMask, pad_from < pad_to); pending; pending &= pending - 1) {
+                const int src = __ffs(pending) - 1;
+                const int32_t to = __shfl_sync(kFullMask, pad_to, src);
+                for (int32_t pos = __shfl_sync(kFullMask, pad_from, src) + lane; pos < to; pos += 32)
+                    a.sorted_token_ids[pos] = sentinel;
+            }
+            for (uint32_t pending = __ballot_sync(kFullMask, block_from < block_to); pending;
+                 pending &= pending - 1) {
+                const int src = __ffs(pending) - 1;
+                const int32_t to = __shfl_sync(kFullMask, block_to, src);
+                const int32_t id = static_cast<int32_t>(first + src * warps);
+                for (int32_t b = __shfl_sync(kFullMask, block_from, src) + lane; b < to; b += 32)
+                    a.expert_ids[b] = id;
+            }
         }
     }
     // Beyond that a group can hold thousands of blocks (the shared expert,
