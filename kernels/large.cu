@@ -43,7 +43,7 @@ __device__ __forceinline__ void scan_counts_over_ctas(int32_t *row, int32_t *tot
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
-    route_kernel_body<kSharedExpert, kFlavoured, true>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+    route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
         int32_t *counts = publish_counts_and_wait(a, count);
         int32_t *totals = counts + workspace_count_words(a.plan_experts);
         const int e = threadIdx.x;

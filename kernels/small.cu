@@ -9,7 +9,7 @@ using namespace alphamoe;
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(small)(const RouteArgs a) {
     __shared__ CtaShared sh;
-    route_kernel_body<kSharedExpert, kFlavoured, true>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+    route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
         const int32_t *counts = publish_counts_and_wait(a, count);
         const int e = threadIdx.x;
         const int cta = blockIdx.x;

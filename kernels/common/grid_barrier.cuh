@@ -12,13 +12,6 @@
 
 namespace alphamoe {
 
-// Brings the barrier's words into L2 ahead of the barrier: after a cold
-// start they are in DRAM, and the load of the generation would otherwise
-// wait a DRAM round trip while the whole CTA stands at the barrier.
-__device__ __forceinline__ void prefetch_grid_barrier(const uint32_t *workspace) {
-    if (threadIdx.x == 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(workspace + kWsBarrierCount));
-}
-
 __device__ __forceinline__ void grid_barrier(uint32_t *workspace, uint32_t num_ctas) {
     __syncthreads();
     if (threadIdx.x == 0) {

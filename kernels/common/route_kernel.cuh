@@ -37,12 +37,10 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
 // exchange(count, &total, &earlier) runs in every thread; in thread e < E,
 // count is this CTA's count of expert e, and it must set the call-wide
 // total and the count held by CTAs before this one.
-// kCooperative: the grid meets at grid barriers in the exchange.
-template <bool kShared, bool kFlavoured, bool kCooperative, typename Exchange>
+template <bool kShared, bool kFlavoured, typename Exchange>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange) {
     phase_clock(a, 0);
     wait_for_preceding_kernel();
-    if (kCooperative) prefetch_grid_barrier(a.workspace);
     phase_clock(a, 1);
     if (route_empty_call(a)) {
         allow_dependent_launch();
