@@ -16,8 +16,11 @@
 
 namespace alphamoe {
 
+// kAnyType: the logits may have any element type; without it (the plain
+// kernels, which the library picks for fp32 logits only) they are fp32.
+template <bool kAnyType>
 __device__ __forceinline__ const char *token_row(const RouteArgs &a, int32_t t) {
-    const int64_t element_bytes = a.logits_type == kLogitsF32 ? 4 : 2;
+    const int64_t element_bytes = !kAnyType || a.logits_type == kLogitsF32 ? 4 : 2;
     return static_cast<const char *>(a.logits) + static_cast<int64_t>(t) * a.row_stride * element_bytes;
 }
 
@@ -26,8 +29,9 @@ __device__ __forceinline__ float half_to_float(unsigned short h, int32_t type) {
 }
 
 // Logit e of a row, as fp32.
+template <bool kAnyType>
 __device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row, int e) {
-    if (a.logits_type == kLogitsF32) return __ldg(reinterpret_cast<const float *>(row) + e);
+    if (!kAnyType || a.logits_type == kLogitsF32) return __ldg(reinterpret_cast<const float *>(row) + e);
     return half_to_float(__ldg(reinterpret_cast<const unsigned short *>(row) + e), a.logits_type);
 }
 

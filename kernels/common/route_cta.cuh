@@ -101,8 +101,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
-        next = load_row_slice<S, kFlavoured>(a, token_row(a, range.begin), n_candidates, lane);
-        if (kShared) next_shared = load_logit(a, token_row(a, range.begin), shared_id);
+        const char *row = token_row<kFlavoured>(a, range.begin);
+        next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+        if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
@@ -111,8 +112,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const RowSlice<S> current = next;
         const float shared_logit = next_shared;
         if (t + 1 < range.end) {
-            next = load_row_slice<S, kFlavoured>(a, token_row(a, t + 1), n_candidates, lane);
-            if (kShared) next_shared = load_logit(a, token_row(a, t + 1), shared_id);
+            const char *row = token_row<kFlavoured>(a, t + 1);
+            next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+            if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
         }
         uint32_t key[S];
         if (kFlavoured) {
@@ -127,8 +129,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         // Keys are the logits themselves unless a correction bias made them
         // scores: then the chosen logits are read again (cached).
         const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
-        float logit = keys_are_logits ? key_value(chosen_key)
-                                      : (lane < n_select ? load_logit(a, token_row(a, t), id) : 0.0f);
+        float logit = key_value(chosen_key);
+        if (!keys_are_logits)
+            logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
         float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
         if (kShared) {
             if (lane == k - 1) {
