@@ -150,8 +150,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             a.topk_weights[p] = weight;
             const int32_t local = kFlavoured ? local_expert(a, id) : id;
             // A token's ids are distinct, so are their local ids but under a
-            // map, which may give several experts one local id.
-            if (local >= 0) {
+            // map, which may give several experts one local id. Without
+            // flavours every id is a plan expert.
+            if (!kFlavoured || local >= 0) {
                 if (kFlavoured && (a.flags & kFlagExpertMap))
                     atomicAdd(&sh.warp_counts[warp][local], 1);
                 else
@@ -231,25 +232,27 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
         if (lane < k)
             local = j < kPairIdsPerWarp ? sh.pair_ids[warp][j]
                                         : (kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p]);
+        // A pair of this rank's plan (without flavours, every pair).
+        const bool planned = lane < k && (!kFlavoured || local >= 0);
         if (merged_ids) {
             // Lanes of one token sharing a local id take consecutive
             // positions in lane (pair) order; the last one advances.
             const uint32_t same = __match_any_sync(kFullMask, local);
             const uint32_t before = same & ((1u << lane) - 1u);
-            if (lane < k && local >= 0) {
+            if (planned) {
                 const int32_t pos = sh.base[local] + running[local] + __popc(before);
                 a.sorted_token_ids[pos] = p;
                 if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
             }
             __syncwarp();
-            if (lane < k && local >= 0 && (same >> lane) == 1u) running[local] += __popc(same);
-        } else if (lane < k && local >= 0) {
+            if (planned && (same >> lane) == 1u) running[local] += __popc(same);
+        } else if (planned) {
             const int32_t pos = sh.base[local] + running[local];
             running[local] += 1;
             a.sorted_token_ids[pos] = p;
             if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
         }
-        if (lane < k && local < 0 && a.pair_to_sorted) a.pair_to_sorted[p] = -1;
+        if (kFlavoured && lane < k && local < 0 && a.pair_to_sorted) a.pair_to_sorted[p] = -1;
         __syncwarp();
     }
 }
