@@ -119,10 +119,10 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
 // chain. Let T be the n_select-th largest of the lanes' largest keys: those
 // lanes hold n_select distinct experts with keys >= T, so every chosen
 // expert has a key >= T, and >= any lower bound of T. Typically few keys
-// reach the bound; when at most 32 do,
-// they are gathered one per lane and each finds its rank by counting the
-// candidates ahead of it. Otherwise (many equal keys) the general rounds
-// run. Both give the contract's order exactly.
+// reach the bound; when at most 32 do, they are gathered one per lane and
+// each finds its rank by counting the candidates ahead of it. Otherwise
+// (many equal keys) the general rounds run. Both give the contract's order
+// exactly.
 template <int S>
 __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
                                                RankScratch &scratch, int32_t &id_out,
