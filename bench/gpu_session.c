@@ -221,7 +221,7 @@ static int gpu_download(session *s, gpu_state *g) {
 int run_gpu_path(session *s) {
     gpu_state g;
     memset(&g, 0, sizeof(g));
-    int rc = host_outputs_alloc(&s->gpu, &s->sizes);
+    int rc = host_outputs_alloc(&s->gpu, &s->sizes, PROG);
     if (rc == 0) rc = gpu_use_device(s->opt.device);
     if (rc == 0) rc = gpu_print_selection(s);
     if (rc == 0) rc = gpu_setup(s, &g);

@@ -5,87 +5,45 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "output_set.h"
 
 /* What the header promises between alphamoe_route and alphamoe_route_host. */
 #define WEIGHT_TOLERANCE 4e-6
 /* A byte pattern no output element holds by chance in every byte. */
 #define POISON_BYTE 0xA5
 
-/* Host copies of the outputs the benchmark requests. */
-typedef struct host_outputs {
-    int32_t *topk_ids;
-    float *topk_weights;
-    int32_t *sorted_token_ids;
-    int32_t *expert_ids;
-    int32_t *num_tokens_post_padded;
-    void *logits; /* the fixture's logits type */
-} host_outputs;
-
-static size_t host_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
-
-static int host_outputs_alloc(host_outputs *h, const route_fixture *f) {
-    const alphamoe_sizes *z = &f->sizes;
-    h->topk_ids = malloc(host_bytes(z->topk_ids.bytes));
-    h->topk_weights = malloc(host_bytes(z->topk_weights.bytes));
-    h->sorted_token_ids = malloc(host_bytes(z->sorted_token_ids.bytes));
-    h->expert_ids = malloc(host_bytes(z->expert_ids.bytes));
-    h->num_tokens_post_padded = malloc(host_bytes(z->num_tokens_post_padded.bytes));
-    h->logits = malloc(host_bytes(fixture_logits_bytes(f)));
-    if (h->topk_ids && h->topk_weights && h->sorted_token_ids && h->expert_ids && h->num_tokens_post_padded &&
-        h->logits)
-        return 0;
-    fprintf(stderr, BENCH_PROG ": out of host memory for the reference check\n");
-    return -1;
-}
-
-static void host_outputs_free(host_outputs *h) {
-    free(h->topk_ids);
-    free(h->topk_weights);
-    free(h->sorted_token_ids);
-    free(h->expert_ids);
-    free(h->num_tokens_post_padded);
-    free(h->logits);
-    memset(h, 0, sizeof(*h));
+/* The fixture's device outputs as a set; the optional ones it does not
+ * request stay NULL. */
+static output_set device_outputs(const route_fixture *f) {
+    const alphamoe_buffers *b = &f->buffers;
+    const output_set d = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids,
+                          b->num_tokens_post_padded, b->expert_counts, b->expert_offsets};
+    return d;
 }
 
 static int poison_device(const route_fixture *f, cudaStream_t s) {
-    const alphamoe_buffers *b = &f->buffers;
-    const alphamoe_sizes *z = &f->sizes;
-    CUDA_TRY(cudaMemsetAsync(b->topk_ids, POISON_BYTE, host_bytes(z->topk_ids.bytes), s));
-    CUDA_TRY(cudaMemsetAsync(b->topk_weights, POISON_BYTE, host_bytes(z->topk_weights.bytes), s));
-    CUDA_TRY(cudaMemsetAsync(b->sorted_token_ids, POISON_BYTE, host_bytes(z->sorted_token_ids.bytes), s));
-    CUDA_TRY(cudaMemsetAsync(b->expert_ids, POISON_BYTE, host_bytes(z->expert_ids.bytes), s));
-    CUDA_TRY(cudaMemsetAsync(b->num_tokens_post_padded, POISON_BYTE, host_bytes(z->num_tokens_post_padded.bytes), s));
+    output_set dev = device_outputs(f);
+    buffer_slot slots[OUTPUT_COUNT];
+    output_slots(&dev, &f->sizes, slots);
+    for (int i = 0; i < OUTPUT_COUNT; ++i)
+        if (*slots[i].ptr) CUDA_TRY(cudaMemsetAsync(*slots[i].ptr, POISON_BYTE, slots[i].bytes, s));
     return 0;
 }
 
-static int download(const route_fixture *f, host_outputs *h) {
-    const alphamoe_buffers *b = &f->buffers;
-    const alphamoe_sizes *z = &f->sizes;
-    CUDA_TRY(cudaMemcpy(h->topk_ids, b->topk_ids, host_bytes(z->topk_ids.bytes), cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->topk_weights, b->topk_weights, host_bytes(z->topk_weights.bytes), cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->sorted_token_ids, b->sorted_token_ids, host_bytes(z->sorted_token_ids.bytes),
-                        cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->expert_ids, b->expert_ids, host_bytes(z->expert_ids.bytes), cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->num_tokens_post_padded, b->num_tokens_post_padded,
-                        host_bytes(z->num_tokens_post_padded.bytes), cudaMemcpyDeviceToHost));
-    CUDA_TRY(cudaMemcpy(h->logits, f->logits, (size_t)fixture_logits_bytes(f), cudaMemcpyDeviceToHost));
+/* The device outputs into gpu, the device logits into logits. */
+static int download(const route_fixture *f, output_set *gpu, void *logits) {
+    output_set dev = device_outputs(f);
+    buffer_slot from[OUTPUT_COUNT], to[OUTPUT_COUNT];
+    output_slots(&dev, &f->sizes, from);
+    output_slots(gpu, &f->sizes, to);
+    for (int i = 0; i < OUTPUT_COUNT; ++i)
+        if (*from[i].ptr) CUDA_TRY(cudaMemcpy(*to[i].ptr, *from[i].ptr, to[i].bytes, cudaMemcpyDeviceToHost));
+    CUDA_TRY(cudaMemcpy(logits, f->logits, (size_t)fixture_logits_bytes(f), cudaMemcpyDeviceToHost));
     return 0;
 }
 
-static int reference(const route_fixture *f, const void *logits, host_outputs *r) {
-    alphamoe_buffers b;
-    memset(&b, 0, sizeof(b));
-    b.struct_size = sizeof(b);
-    b.topk_ids = r->topk_ids;
-    b.topk_weights = r->topk_weights;
-    b.sorted_token_ids = r->sorted_token_ids;
-    b.expert_ids = r->expert_ids;
-    b.num_tokens_post_padded = r->num_tokens_post_padded;
-    b.sorted_token_ids_capacity = f->sizes.sorted_token_ids.elements;
-    b.expert_ids_capacity = f->sizes.expert_ids.elements;
-    b.correction_bias = f->host_bias;
-    b.expert_map = f->host_map;
+static int reference(const route_fixture *f, const void *logits, output_set *r) {
+    const alphamoe_buffers b = buffers_for(r, &f->sizes, NULL, 0, f->host_bias, f->host_map);
     ROUTER_TRY(alphamoe_route_host(f->router, f->spec.tokens, logits, &b));
     return 0;
 }
@@ -97,7 +55,7 @@ static int64_t first_difference(const int32_t *a, const int32_t *b, int64_t n) {
 }
 
 /* Returns 0 when equal; else prints the first difference. */
-static int compare(const route_fixture *f, const host_outputs *gpu, const host_outputs *ref, const char *label) {
+static int compare(const route_fixture *f, const output_set *gpu, const output_set *ref, const char *label) {
     const int64_t pairs = (int64_t)f->spec.tokens * f->spec.top_k;
     const int64_t live = *ref->num_tokens_post_padded;
     if (*gpu->num_tokens_post_padded != live) {
@@ -135,21 +93,25 @@ static int compare(const route_fixture *f, const host_outputs *gpu, const host_o
 }
 
 int verify_route(const route_fixture *f, bench_device *d, issue_fn issue, void *ctx, const char *label) {
-    host_outputs gpu, ref;
+    output_set gpu, ref;
     memset(&gpu, 0, sizeof(gpu));
     memset(&ref, 0, sizeof(ref));
-    int rc = host_outputs_alloc(&gpu, f);
-    if (rc == 0) rc = host_outputs_alloc(&ref, f);
+    void *logits = malloc(alloc_bytes(fixture_logits_bytes(f)));
+    int rc = logits ? 0 : -1;
+    if (rc != 0) fprintf(stderr, BENCH_PROG ": out of host memory for the reference check\n");
+    if (rc == 0) rc = host_outputs_alloc(&gpu, &f->sizes, BENCH_PROG);
+    if (rc == 0) rc = host_outputs_alloc(&ref, &f->sizes, BENCH_PROG);
     if (rc == 0) rc = poison_device(f, d->stream);
     if (rc == 0) rc = issue(ctx, d->stream);
     if (rc == 0 && cudaStreamSynchronize(d->stream) != cudaSuccess) {
         fprintf(stderr, BENCH_PROG ": %s: the checked call failed on the device\n", label);
         rc = -1;
     }
-    if (rc == 0) rc = download(f, &gpu);
-    if (rc == 0) rc = reference(f, gpu.logits, &ref);
+    if (rc == 0) rc = download(f, &gpu, logits);
+    if (rc == 0) rc = reference(f, logits, &ref);
     if (rc == 0) rc = compare(f, &gpu, &ref, label);
     host_outputs_free(&gpu);
     host_outputs_free(&ref);
+    free(logits);
     return rc;
 }

@@ -104,7 +104,7 @@ static int prepare(session *s) {
     if (!s->opt.input && random_logits(s) != 0) return 1;
     if (make_flavour_inputs(s) != 0) return 1;
     s->samples = malloc((size_t)s->opt.repeat * sizeof(double));
-    if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->sizes) != 0) {
+    if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->sizes, PROG) != 0) {
         if (s->samples == NULL) fprintf(stderr, PROG ": out of host memory\n");
         return 1;
     }

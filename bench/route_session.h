@@ -12,25 +12,7 @@
 
 #include "alphamoe/router.h"
 #include "cli_options.h"
-
-/* One set of route outputs; the pointers are host or device memory
- * depending on who allocated the set. */
-typedef struct output_set {
-    int32_t *topk_ids;
-    float *topk_weights;
-    int32_t *sorted_token_ids;
-    int32_t *expert_ids;
-    int32_t *num_tokens_post_padded;
-    int32_t *expert_counts;
-    int32_t *expert_offsets;
-} output_set;
-
-#define OUTPUT_COUNT 7
-
-typedef struct buffer_slot {
-    void **ptr;
-    size_t bytes;
-} buffer_slot;
+#include "output_set.h"
 
 typedef struct session {
     options opt;
@@ -55,14 +37,6 @@ typedef struct session {
             return -1;                                                                         \
         }                                                                                      \
     } while (0)
-
-/* Zero-sized outputs (M == 0) still get a few bytes: the required
- * pointers must not be NULL even when nothing is written through them. */
-size_t alloc_bytes(int64_t bytes);
-void output_slots(output_set *s, const alphamoe_sizes *z, buffer_slot slots[OUTPUT_COUNT]);
-int host_outputs_alloc(output_set *s, const alphamoe_sizes *z);
-alphamoe_buffers buffers_for(const output_set *s, const alphamoe_sizes *z, void *workspace,
-                             size_t workspace_bytes, const float *bias, const int32_t *expert_map);
 
 void session_release(session *s);
 int64_t pair_count(const session *s);
