@@ -30,17 +30,9 @@
 #include "device_plan.h"
 #include "flavour_inputs.h"
 #include "flavour_reference.h"
+#include "gpu_test.h"
 #include "logits_types.h"
 #include "test_support.h"
-
-#define SKIP_RETURN_CODE 77
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-#define ROUTE_OK(call)                                                                  \
-    do {                                                                                \
-        const alphamoe_status st_ = (call);                                             \
-        if (st_ != ALPHAMOE_OK) fail_msg("%s: %s", #call, alphamoe_status_string(st_)); \
-    } while (0)
 
 /* Cases of the current test case that ran on the GPU, and that the
  * library refused as flavours its kernels do not implement; and the
@@ -308,12 +300,6 @@ static void report(const char *what) {
                   g_ran, g_refused);
 }
 
-static test_rng case_rng(uint64_t salt) {
-    test_rng rng;
-    rng_seed(&rng, test_base_seed() ^ (salt * 0x9E3779B97F4A7C15ull));
-    return rng;
-}
-
 static const int32_t kTokenCounts[] = {1, 2, 3, 7, 9, 16, 31, 64, 129, 255, 512, 1000, 4096, 16384};
 static const int32_t kExpertCounts[] = {1, 2, 8, 16, 60, 64, 128, 160, 256, 257, 384, 512};
 static const int32_t kTopKs[] = {1, 2, 4, 6, 8, 10, 16};
@@ -520,13 +506,7 @@ static int reset_counts(void **state) {
 }
 
 int main(int argc, char **argv) {
-    int devices = 0;
-    const cudaError_t err = cudaGetDeviceCount(&devices);
-    if (err != cudaSuccess || devices == 0) {
-        printf("SKIP: no CUDA device (%s): GPU tests need one\n",
-               err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
-        return SKIP_RETURN_CODE;
-    }
+    if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
     test_base_seed();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(gpu_flavours_grid, reset_counts),

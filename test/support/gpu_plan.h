@@ -11,17 +11,10 @@
 #include <cuda_runtime_api.h>
 
 #include "device_plan.h"
+#include "gpu_test.h"
 #include "test_support.h"
 
 #define WEIGHT_TOLERANCE 4e-6f
-#define SKIP_RETURN_CODE 77
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-#define ROUTE_OK(call)                                                                  \
-    do {                                                                                \
-        const alphamoe_status st_ = (call);                                             \
-        if (st_ != ALPHAMOE_OK) fail_msg("%s: %s", #call, alphamoe_status_string(st_)); \
-    } while (0)
 
 /* One routing case. */
 typedef struct route_case {
@@ -61,10 +54,4 @@ void check_against(const host_plan *expected, const device_plan *d, const route_
 void route_on(const case_inputs *in, const route_case *c, device_plan *d, cudaStream_t stream);
 /* Routes one case on the GPU and checks it against the host reference. */
 void run_case(const route_case *c, test_rng *rng);
-/* A generator of the run's seed and a salt of the test's own. */
-test_rng case_rng(uint64_t salt);
-
-/* 77 (skip) with a line saying why when no CUDA device is visible, else 0. */
-int gpu_skip_without_device(void);
-
 #endif
