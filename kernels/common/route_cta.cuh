@@ -89,6 +89,13 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // while the current one is ranked, so a warp always has a row in flight.
 // Without kFlavoured: the renormalized fp32 softmax over all experts only,
 // none of the flavours' steps.
+//
+// In the plain kernels a warp without tokens ranks one made-up row and
+// stores nothing: in the tiny kernel most warps have no token, and so the
+// ranking's instructions are already cached when the first real row
+// arrives from memory (with L2 cold, each stretch of code fetched on demand
+// costs a DRAM round trip). The flavoured kernels, short of registers for
+// it, skip this.
 template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
@@ -104,14 +111,21 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const char *row = token_row<kFlavoured>(a, range.begin);
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
+    } else if (!kFlavoured) {
+        // Distinct values, so the ranking takes its common path.
+#pragma unroll
+        for (int i = 0; i < S; ++i) next.value[i] = static_cast<float>(i * 32 + lane);
     }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
-    if (!any) return;
-    for (int32_t t = range.begin; t < range.end; ++t) {
+    const int32_t end = any || kFlavoured ? range.end : range.begin + 1;
+    for (int32_t t = range.begin; t < end; ++t) {
+        // Per token rather than per warp, so the compiler keeps one copy of
+        // the loop for both kinds of warp.
+        const bool real = t < range.end;
         const RowSlice<S> current = next;
         const float shared_logit = next_shared;
-        if (t + 1 < range.end) {
+        if (t + 1 < end) {
             const char *row = token_row<kFlavoured>(a, t + 1);
             next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
             if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
@@ -131,7 +145,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
         float logit = key_value(chosen_key);
         if (!keys_are_logits)
-            logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
+            logit = real && lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
         float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
         if (kShared) {
             if (lane == k - 1) {
@@ -144,7 +158,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const float weight = kFlavoured ? gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit,
                                                                   logit, active, largest)
                                         : warp_gate_weight(logit, active, largest);
-        if (active) {
+        if (active && real) {
             const int64_t p = static_cast<int64_t>(t) * k + lane;
             a.topk_ids[p] = id;
             a.topk_weights[p] = weight;
@@ -270,8 +284,11 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     const int32_t bm = a.block_m;
     const int32_t sentinel = a.num_tokens * a.top_k;
     const int32_t live_length = sh.offset[E];
-    const int64_t thread = static_cast<int64_t>(cta) * kBlockThreads + threadIdx.x;
-    const int64_t threads = static_cast<int64_t>(num_ctas) * kBlockThreads;
+    // 32-bit indices: a grid has at most 2^17 threads and capacity < 2^31,
+    // so unsigned positions never wrap, and the loops need no 64-bit
+    // trip-count division (a call to a subroutine far from this code).
+    const uint32_t thread = static_cast<uint32_t>(cta) * kBlockThreads + threadIdx.x;
+    const uint32_t threads = static_cast<uint32_t>(num_ctas) * kBlockThreads;
 
     // Padding and, while the call has no more blocks than experts, block
     // ids: per group a run of at most block_m - 1 sentinels and a run of
@@ -281,23 +298,23 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     if (bm <= kSerialRunMaxBlockM) {
         // Short runs: a thread per expert, experts spread over the grid,
         // stores one after the other.
-        const int64_t first_expert = static_cast<int64_t>(threadIdx.x) * num_ctas + cta;
-        for (int64_t e = first_expert; e < E; e += threads) {
+        const int32_t first_expert = threadIdx.x * num_ctas + cta;
+        for (int32_t e = first_expert; e < E; e += threads) {
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
             for (int32_t pos = begin + sh.total[e]; pos < end; ++pos) a.sorted_token_ids[pos] = sentinel;
             if (blocks_by_expert)
-                for (int32_t b = begin / bm; b < end / bm; ++b) a.expert_ids[b] = static_cast<int32_t>(e);
+                for (int32_t b = begin / bm; b < end / bm; ++b) a.expert_ids[b] = e;
         }
     } else {
         // Long runs, where scattered serial stores cost most: lane l of warp
         // w holds expert w + l * W (W warps in the grid), and the warp writes
         // its experts' runs one by one, lanes on consecutive positions.
         const int lane = threadIdx.x & 31;
-        const int64_t warp = thread >> 5;
-        const int64_t warps = threads >> 5;
-        for (int64_t first = warp; first < E; first += 32 * warps) {
-            const int64_t e = first + lane * warps;
+        const int32_t warp = thread >> 5;
+        const int32_t warps = threads >> 5;
+        for (int32_t first = warp; first < E; first += 32 * warps) {
+            const int32_t e = first + lane * warps;
             int32_t pad_from = 0, pad_to = 0, block_from = 0, block_to = 0;
             if (e < E) {
                 pad_from = sh.offset[e] + sh.total[e];
@@ -315,7 +332,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
                  pending &= pending - 1) {
                 const int src = __ffs(pending) - 1;
                 const int32_t to = __shfl_sync(kFullMask, block_to, src);
-                const int32_t id = static_cast<int32_t>(first + src * warps);
+                const int32_t id = first + src * warps;
                 for (int32_t b = __shfl_sync(kFullMask, block_from, src) + lane; b < to; b += 32)
                     a.expert_ids[b] = id;
             }
@@ -325,7 +342,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     // or skewed routing): each block finds its expert by a binary search of
     // the group starts instead.
     if (!blocks_by_expert) {
-        for (int64_t b = thread; b < live_blocks; b += threads) {
+        for (uint32_t b = thread; b < static_cast<uint32_t>(live_blocks); b += threads) {
             // The last group starting at or before the block's first position
             // (empty groups start where the next one does).
             const int32_t pos = static_cast<int32_t>(b) * bm;
@@ -338,7 +355,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             a.expert_ids[b] = lo;
         }
     }
-    for (int64_t e = thread; e < E; e += threads) {
+    for (uint32_t e = thread; e < static_cast<uint32_t>(E); e += threads) {
         if (a.expert_counts) a.expert_counts[e] = sh.total[e];
         if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];
     }
@@ -347,9 +364,10 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         if (a.expert_offsets) a.expert_offsets[E] = live_length;
     }
     if (a.flags & kFlagTailFill) {
-        for (int64_t pos = live_length + thread; pos < a.capacity; pos += threads)
+        for (uint32_t pos = live_length + thread; pos < static_cast<uint32_t>(a.capacity); pos += threads)
             a.sorted_token_ids[pos] = sentinel;
-        for (int64_t b = live_blocks + thread; b < a.capacity / bm; b += threads) a.expert_ids[b] = -1;
+        const uint32_t capacity_blocks = a.capacity / bm;
+        for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
     }
 }
 
