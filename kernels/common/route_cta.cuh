@@ -89,13 +89,6 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // while the current one is ranked, so a warp always has a row in flight.
 // Without kFlavoured: the renormalized fp32 softmax over all experts only,
 // none of the flavours' steps.
-//
-// In the plain kernels a warp without tokens ranks one made-up row and
-// stores nothing: in the tiny kernel most warps have no token, and so the
-// ranking's instructions are already cached when the first real row
-// arrives from memory (with L2 cold, each stretch of code fetched on demand
-// costs a DRAM round trip). The flavoured kernels, short of registers for
-// it, skip this.
 template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
@@ -111,21 +104,14 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const char *row = token_row<kFlavoured>(a, range.begin);
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
-    } else if (!kFlavoured) {
-        // Distinct values, so the ranking takes its common path.
-#pragma unroll
-        for (int i = 0; i < S; ++i) next.value[i] = static_cast<float>(i * 32 + lane);
     }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
-    const int32_t end = any || kFlavoured ? range.end : range.begin + 1;
-    for (int32_t t = range.begin; t < end; ++t) {
-        // Per token rather than per warp, so the compiler keeps one copy of
-        // the loop for both kinds of warp.
-        const bool real = t < range.end;
+    if (!any) return;
+    for (int32_t t = range.begin; t < range.end; ++t) {
         const RowSlice<S> current = next;
         const float shared_logit = next_shared;
-        if (t + 1 < end) {
+        if (t + 1 < range.end) {
             const char *row = token_row<kFlavoured>(a, t + 1);
             next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
             if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
@@ -145,7 +131,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
         float logit = key_value(chosen_key);
         if (!keys_are_logits)
-            logit = real && lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
+            logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
         float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
         if (kShared) {
             if (lane == k - 1) {
@@ -158,7 +144,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const float weight = kFlavoured ? gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit,
                                                                   logit, active, largest)
                                         : warp_gate_weight(logit, active, largest);
-        if (active && real) {
+        if (active) {
             const int64_t p = static_cast<int64_t>(t) * k + lane;
             a.topk_ids[p] = id;
             a.topk_weights[p] = weight;
