@@ -7,7 +7,7 @@ enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7 };
 
 static const char *const kPhaseNames[PHASE_CLOCK_COUNT - 1] = {
     "wait for the preceding kernel", "select tokens (warp 0)", "CTA expert counts",
-    "count exchange (grid barriers)", "place pairs", "rest of the plan"};
+    "count exchange (cluster or grid barriers)", "place pairs", "rest of the plan"};
 
 int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const float *logits,
                         const alphamoe_buffers *buffers, cudaStream_t stream) {

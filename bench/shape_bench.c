@@ -13,8 +13,8 @@ static void choose_floor(const floor_figures *floors, const bench_shape *s, cons
     r->bandwidth_floor_us = bandwidth_floor_us(floors, shape_logits_bytes(s));
     r->floor_name = "empty";
     r->floor_us = floors->empty.median_us;
-    /* Every cooperative specialization crosses at least one grid barrier. */
-    if (sel->cooperative && floors->barrier.median_us > r->floor_us) {
+    /* large crosses grid barriers (small's one barrier is a cluster's). */
+    if (sel->specialization == ALPHAMOE_SPECIALIZATION_LARGE && floors->barrier.median_us > r->floor_us) {
         r->floor_name = "barrier";
         r->floor_us = floors->barrier.median_us;
     }

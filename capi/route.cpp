@@ -57,7 +57,14 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
                 const alphamoe_selection &sel, RouteArgs args, CUstream stream) {
     CUlaunchAttribute attrs[2] = {};
     unsigned n_attrs = 0;
-    if (sel.cooperative) {
+    if (sel.specialization == ALPHAMOE_SPECIALIZATION_SMALL) {
+        // The whole grid is one cluster (kernels/small.cu).
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n_attrs].value.clusterDim.x = static_cast<unsigned>(sel.grid_ctas);
+        attrs[n_attrs].value.clusterDim.y = 1;
+        attrs[n_attrs].value.clusterDim.z = 1;
+        ++n_attrs;
+    } else if (sel.cooperative) {
         attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         attrs[n_attrs].value.cooperative = 1;
         ++n_attrs;
@@ -106,9 +113,10 @@ extern "C" alphamoe_status alphamoe_route(const alphamoe_router *router, int32_t
 
     const RouteArgs args = make_args(*router, num_tokens, logits, b, sel);
     CUresult r = launch(*d, *st, *router, sel, args, stream);
-    if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) {
+    if (r == CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE || r == CUDA_ERROR_INVALID_CLUSTER_SIZE) {
         // Fewer multiprocessors than the attributes promised (a partitioned
-        // or shared device): one CTA computes the same plan.
+        // or shared device), too few for the grid or its cluster: one CTA
+        // computes the same plan.
         alphamoe_selection tiny = sel;
         tiny.specialization = ALPHAMOE_SPECIALIZATION_TINY;
         tiny.cooperative = 0;

@@ -12,8 +12,9 @@ namespace alphamoe {
 namespace {
 
 // Where each specialization takes over, per image architecture. tiny keeps
-// the whole call in one CTA (no barrier, no workspace traffic); small pays
-// one grid barrier; large pays two but spreads every step over the device.
+// the whole call in one CTA (no barrier, no workspace traffic); small is one
+// thread-block cluster with one cluster barrier; large pays two grid
+// barriers but spreads every step over the device.
 struct Thresholds {
     int32_t image_arch;
     int32_t tiny_max_tokens;
@@ -90,8 +91,9 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     const int32_t tokens = num_tokens > 0 ? num_tokens : 1;
     switch (spec) {
     case ALPHAMOE_SPECIALIZATION_SMALL:
+        // One cluster: co-scheduled like a cooperative grid.
         s.cooperative = 1;
-        spread(tokens, max_grid, th.small_tokens_per_cta, &s);
+        spread(tokens, max_grid < kMaxClusterCtas ? max_grid : kMaxClusterCtas, th.small_tokens_per_cta, &s);
         break;
     case ALPHAMOE_SPECIALIZATION_LARGE:
         s.cooperative = 1;

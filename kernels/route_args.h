@@ -20,6 +20,9 @@ constexpr int kWarpsPerBlock = kBlockThreads / 32;
 constexpr int kMaxExperts = 512;
 // The workspace holds per-CTA expert counts for at most this many CTAs.
 constexpr int kMaxGridCtas = 256;
+// The small kernel's grid is one thread-block cluster: at most the portable
+// cluster size, which every sm_90 and newer device schedules.
+constexpr int kMaxClusterCtas = 8;
 
 enum RouteFlags : uint32_t {
     kFlagTailFill = 0x2u,        // same bit as ALPHAMOE_FLAG_TAIL_FILL

@@ -31,7 +31,12 @@ struct CtaShared {
     int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
     // The warp's chosen ids in pair order, from the first pair of its range.
     int16_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
-    RankScratch rank_scratch[kWarpsPerBlock];
+    union {
+        RankScratch rank_scratch[kWarpsPerBlock];  // phase 1
+        // After phase 1: the CTA's count of each expert, for the other CTAs
+        // of a cluster to read (the small kernel).
+        int32_t published_counts[kMaxExperts];
+    };
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
     int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
     int32_t total[kMaxExperts];       // pairs per expert over the whole call
