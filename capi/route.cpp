@@ -57,8 +57,7 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
                 const alphamoe_selection &sel, RouteArgs args, CUstream stream) {
     CUlaunchAttribute attrs[2] = {};
     unsigned n_attrs = 0;
-    if (sel.specialization == ALPHAMOE_SPECIALIZATION_SMALL) {
-        // The whole grid is one cluster (kernels/small.cu).
+    if (launches_as_cluster(sel)) {
         attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attrs[n_attrs].value.clusterDim.x = static_cast<unsigned>(sel.grid_ctas);
         attrs[n_attrs].value.clusterDim.y = 1;

@@ -12,12 +12,13 @@ namespace alphamoe {
 namespace {
 
 // Where each specialization takes over, per image architecture. tiny keeps
-// the whole call in one CTA (no barrier, no workspace traffic); small is one
-// thread-block cluster with one cluster barrier; large pays two grid
-// barriers but spreads every step over the device.
+// the whole call in one CTA (no barrier, no workspace traffic); small pays
+// one barrier: a cluster's up to small_cluster_max_tokens, then a grid's;
+// large pays two grid barriers but spreads every step over the device.
 struct Thresholds {
     int32_t image_arch;
     int32_t tiny_max_tokens;
+    int32_t small_cluster_max_tokens;  // small as one cluster of at most kMaxClusterCtas CTAs
     int32_t small_max_tokens;
     int32_t small_tokens_per_cta;  // one token per warp in flight
 };
@@ -25,11 +26,11 @@ struct Thresholds {
 // sm_90a: from the H200 sweep in bench/RESULTS.md. The Blackwell rows are
 // the Hopper values until they are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 512, kWarpsPerBlock},
-    {100, 16, 512, kWarpsPerBlock},
-    {103, 16, 512, kWarpsPerBlock},
+    {90, 16, 256, 512, kWarpsPerBlock},
+    {100, 16, 256, 512, kWarpsPerBlock},
+    {103, 16, 256, 512, kWarpsPerBlock},
 };
-const Thresholds kDefaultThresholds = {0, 16, 512, kWarpsPerBlock};
+const Thresholds kDefaultThresholds = {0, 16, 256, 512, kWarpsPerBlock};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)
@@ -91,9 +92,11 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     const int32_t tokens = num_tokens > 0 ? num_tokens : 1;
     switch (spec) {
     case ALPHAMOE_SPECIALIZATION_SMALL:
-        // One cluster: co-scheduled like a cooperative grid.
+        // Up to the cluster threshold the grid is one cluster (see
+        // launches_as_cluster); co-scheduled either way.
         s.cooperative = 1;
-        spread(tokens, max_grid < kMaxClusterCtas ? max_grid : kMaxClusterCtas, th.small_tokens_per_cta, &s);
+        spread(tokens, tokens <= th.small_cluster_max_tokens && max_grid > kMaxClusterCtas ? kMaxClusterCtas : max_grid,
+               th.small_tokens_per_cta, &s);
         break;
     case ALPHAMOE_SPECIALIZATION_LARGE:
         s.cooperative = 1;
@@ -107,6 +110,10 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     }
     *out = s;
     return ALPHAMOE_OK;
+}
+
+bool launches_as_cluster(const alphamoe_selection &selection) {
+    return selection.specialization == ALPHAMOE_SPECIALIZATION_SMALL && selection.grid_ctas <= kMaxClusterCtas;
 }
 
 }  // namespace alphamoe

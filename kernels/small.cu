@@ -1,42 +1,85 @@
-// small: one thread-block cluster (at most kMaxClusterCtas CTAs, all on one
-// GPC), one slice of tokens per CTA. The CTAs trade their expert counts
-// through distributed shared memory across one cluster barrier, which the
-// hardware completes inside the GPC: no workspace traffic and no grid
-// barrier through L2. Every CTA then sums the counts itself.
+// small: a co-resident grid, one slice of tokens per CTA, one barrier
+// between counting and placing. Up to kMaxClusterCtas CTAs the grid is one
+// thread-block cluster (all on one GPC): the CTAs trade their expert counts
+// through distributed shared memory across a cluster barrier, which the
+// hardware completes inside the GPC, with no workspace traffic. A larger
+// grid is launched cooperatively and meets at a grid barrier, the counts
+// going through the workspace. Either way every CTA then sums the counts
+// itself: redundant, but cheaper than a second barrier while the grid is
+// small.
 #include "common/kernel_name.cuh"
 #include "common/route_kernel.cuh"
 
 using namespace alphamoe;
 
+namespace {
+
+// Thread e < E: the count of expert e summed over the cluster's CTAs, and
+// over those before this one.
+__device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShared &sh, int32_t count,
+                                                    int32_t *total, int32_t *earlier) {
+    const int e = threadIdx.x;
+    const int cta = blockIdx.x;  // the CTA's rank in the cluster: the grid is one cluster
+    if (e < a.plan_experts) sh.published_counts[e] = count;
+    // Release this CTA's counts to the cluster, acquire everyone's.
+    __cluster_barrier_arrive();
+    __cluster_barrier_wait();
+    if (e < a.plan_experts) {
+        int32_t values[kMaxClusterCtas];
+#pragma unroll
+        for (int c = 0; c < kMaxClusterCtas; ++c)  // independent loads, in flight together
+            values[c] = c < static_cast<int>(gridDim.x)
+                            ? *static_cast<const int32_t *>(__cluster_map_shared_rank(&sh.published_counts[e], c))
+                            : 0;
+#pragma unroll
+        for (int c = 0; c < kMaxClusterCtas; ++c) {
+            *total += values[c];
+            *earlier += c < cta ? values[c] : 0;
+        }
+    }
+    // A CTA's shared memory must outlive the other CTAs' reads of it: each
+    // arrives once its reads are done (release orders them first) and waits
+    // for the others just before it exits.
+    __cluster_barrier_arrive();
+}
+
+__device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, int32_t count, int32_t *total,
+                                                           int32_t *earlier) {
+    const int32_t *counts = publish_counts_and_wait(a, count);
+    const int e = threadIdx.x;
+    const int cta = blockIdx.x;
+    const int num_ctas = gridDim.x;
+    if (e >= a.plan_experts) return;
+    // Rows are 1 KiB aligned: 16-byte loads, independent so they overlap.
+    const int4 *row = reinterpret_cast<const int4 *>(counts + e * kMaxGridCtas);
+#pragma unroll 4
+    for (int c4 = 0; c4 < (num_ctas + 3) / 4; ++c4) {
+        const int4 v = __ldcg(row + c4);
+        const int32_t values[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int c = c4 * 4 + i;
+            const int32_t x = c < num_ctas ? values[i] : 0;
+            *total += x;
+            *earlier += c < cta ? x : 0;
+        }
+    }
+}
+
+}  // namespace
+
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(small)(const RouteArgs a) {
     __shared__ CtaShared sh;
-    bool exchanged = false;
+    // Uniform over the grid: launched as one cluster, or cooperatively.
+    const bool one_cluster = __clusterSizeInBlocks() == gridDim.x;
     route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
-        const int e = threadIdx.x;
-        const unsigned cta = blockIdx.x;  // the CTA's rank in the cluster: the grid is one cluster
-        if (e < a.plan_experts) sh.published_counts[e] = count;
-        // Release this CTA's counts to the cluster, acquire everyone's.
-        __cluster_barrier_arrive();
-        __cluster_barrier_wait();
-        if (e < a.plan_experts) {
-            int32_t values[kMaxClusterCtas];
-#pragma unroll
-            for (int c = 0; c < kMaxClusterCtas; ++c)  // independent loads, in flight together
-                values[c] = c < static_cast<int>(gridDim.x)
-                                ? *static_cast<const int32_t *>(__cluster_map_shared_rank(&sh.published_counts[e], c))
-                                : 0;
-#pragma unroll
-            for (int c = 0; c < kMaxClusterCtas; ++c) {
-                *total += values[c];
-                *earlier += c < static_cast<int>(cta) ? values[c] : 0;
-            }
-        }
-        // A CTA's shared memory must outlive the other CTAs' reads of it:
-        // every CTA arrives once its reads are done (release orders them
-        // first) and waits for the others just before it exits.
-        __cluster_barrier_arrive();
-        exchanged = true;
+        if (one_cluster)
+            exchange_in_cluster(a, sh, count, total, earlier);
+        else
+            exchange_through_workspace(a, count, total, earlier);
     });
-    if (exchanged) __cluster_barrier_wait();
+    // Only a call that exchanged counts arrived at the second cluster barrier
+    // (an empty call returns before; that too is uniform).
+    if (one_cluster && a.num_tokens != 0) __cluster_barrier_wait();
 }

@@ -134,7 +134,7 @@ typedef enum alphamoe_logits_type {
 typedef enum alphamoe_specialization {
     ALPHAMOE_SPECIALIZATION_AUTO = 0, /* the library chooses (the only value for production) */
     ALPHAMOE_SPECIALIZATION_TINY = 1, /* one CTA, no grid barrier */
-    ALPHAMOE_SPECIALIZATION_SMALL = 2, /* one thread-block cluster (<= 8 CTAs), one cluster barrier */
+    ALPHAMOE_SPECIALIZATION_SMALL = 2, /* co-resident grid, one barrier (a cluster's up to 8 CTAs) */
     ALPHAMOE_SPECIALIZATION_LARGE = 3  /* persistent grid sized to the device */
 } alphamoe_specialization;
 
@@ -296,7 +296,7 @@ typedef struct alphamoe_selection {
     alphamoe_specialization specialization;
     int32_t grid_ctas;
     int32_t block_threads;
-    int32_t cooperative;              /* nonzero: every CTA resident at once (small: as one cluster) */
+    int32_t cooperative;              /* nonzero: every CTA resident at once (small <= 8 CTAs: one cluster) */
     int32_t image_arch;               /* the embedded image used: 90 for sm_90a, 100, 103 */
     int32_t tokens_per_cta;
 } alphamoe_selection;
