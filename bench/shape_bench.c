@@ -13,8 +13,11 @@ static void choose_floor(const floor_figures *floors, const bench_shape *s, cons
     r->bandwidth_floor_us = bandwidth_floor_us(floors, shape_logits_bytes(s));
     r->floor_name = "empty";
     r->floor_us = floors->empty.median_us;
-    /* large crosses grid barriers (small's one barrier is a cluster's). */
-    if (sel->specialization == ALPHAMOE_SPECIALIZATION_LARGE && floors->barrier.median_us > r->floor_us) {
+    /* large crosses grid barriers, and so does small above 8 CTAs (up to
+     * 8 its grid is one cluster: alphamoe/router.h). */
+    const bool grid_barrier = sel->specialization == ALPHAMOE_SPECIALIZATION_LARGE ||
+                              (sel->specialization == ALPHAMOE_SPECIALIZATION_SMALL && sel->grid_ctas > 8);
+    if (grid_barrier && floors->barrier.median_us > r->floor_us) {
         r->floor_name = "barrier";
         r->floor_us = floors->barrier.median_us;
     }
