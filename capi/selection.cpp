@@ -26,11 +26,11 @@ struct Thresholds {
 // sm_90a: from the H200 sweep in bench/RESULTS.md. The Blackwell rows are
 // the Hopper values until they are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 256, 512, kWarpsPerBlock},
-    {100, 16, 256, 512, kWarpsPerBlock},
-    {103, 16, 256, 512, kWarpsPerBlock},
+    {90, 16, 256, 768, kWarpsPerBlock},
+    {100, 16, 256, 768, kWarpsPerBlock},
+    {103, 16, 256, 768, kWarpsPerBlock},
 };
-const Thresholds kDefaultThresholds = {0, 16, 256, 512, kWarpsPerBlock};
+const Thresholds kDefaultThresholds = {0, 16, 256, 768, kWarpsPerBlock};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)
