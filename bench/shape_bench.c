@@ -63,8 +63,11 @@ int bench_one_shape(bench_device *d, const bench_shape *s, const floor_figures *
     return 0;
 }
 
+/* The twin has the same flavour too: e512-m1-k10-bm8-bf16 is not the twin
+ * of e512-m1-k10-bm8-shared. */
 static bool same_routed_shape(const bench_shape *a, const bench_shape *b) {
-    return a->experts == b->experts && a->tokens == b->tokens && a->top_k == b->top_k && a->block_m == b->block_m;
+    return a->experts == b->experts && a->tokens == b->tokens && a->top_k == b->top_k && a->block_m == b->block_m &&
+           a->flavour == b->flavour;
 }
 
 void judge_shared_mode(shape_result *results, int32_t n) {
