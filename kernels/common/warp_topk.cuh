@@ -193,11 +193,12 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     float sum = e;
 #pragma unroll
     for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
-    // sum >= 1 (the largest logit contributes exp(0)): a rounded reciprocal
-    // and a product are within 1.5 ulp of the quotient, and unlike the IEEE
-    // division they take no slow path for the lanes whose numerator is 0,
-    // which would be a call to a subroutine far from this code in every warp.
-    return e * __frcp_rn(sum);
+    // In lanes 0..15 sum >= 1 (the largest logit contributes exp(0)); lanes
+    // 16..31 summed zeros, and are lifted to 1 so that no lane takes the
+    // reciprocal's slow path (a call to a subroutine far from this code).
+    // A rounded reciprocal and a product are within 1.5 ulp of the quotient,
+    // and unlike the IEEE division take no slow path where e is 0.
+    return e * __frcp_rn(fmaxf(sum, 1.0f));
 }
 
 }  // namespace alphamoe
