@@ -99,9 +99,10 @@ void print_shape_table(const bench_run *run) {
            "spread", "graph/call", "floor", "floor us", "ratio", "target", "shared", "verdict", "stock us (speedup)");
     for (int32_t i = 0; i < run->shape_count; ++i) print_shape_row(&run->shapes[i]);
     printf("ratio = kernel / the bounding floor (the largest of: empty kernel; grid barrier when the grid\n"
-           "meets at one: large, small above 8 CTAs; bandwidth). verdict: time = kernel median within target; graph = graph/call within\n"
-           "%.1f us of the kernel median; shared = shared-expert mode within %.0f%% of its routed twin (the shared\n"
-           "column). stock = the stock top-k + align pipeline on the H200, CUPTI, L2 evicted.\n",
+           "meets at one: large, small above 8 CTAs; bandwidth). verdict: time = kernel median within target;\n"
+           "graph = graph/call within %.1f us of the kernel median; shared = shared-expert mode within %.0f%% of\n"
+           "its routed twin (the shared column). stock = the stock top-k + align pipeline on the H200, CUPTI,\n"
+           "L2 evicted.\n",
            GRAPH_OVERHEAD_LIMIT_US, 100.0 * SHARED_OVERHEAD_LIMIT);
 }
 

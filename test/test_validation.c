@@ -1387,6 +1387,8 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     else if (s.specialization != ALPHAMOE_SPECIALIZATION_TINY && !s.cooperative)
         why = "a grid-barrier specialization must launch cooperatively";
     else if (s.cooperative && grid > resident) why = "cooperative grid larger than the resident CTAs";
+    else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8)
+        why = "small up to 256 tokens is one cluster of at most 8 CTAs";
     if (why)
         fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s (spec %d grid %d per_cta %d threads %d arch %d coop %d)",
                  spec_name(forced), M, d->multiprocessor_count, d->cooperative_ctas_per_sm, why,
