@@ -5,9 +5,7 @@
 
 #include "bench_check.h"
 #include "bench_flavours.h"
-
-/* A required output may be empty (M == 0) but must not be NULL. */
-static size_t device_bytes(int64_t bytes) { return bytes > 4 ? (size_t)bytes : 4; }
+#include "output_set.h"
 
 int64_t fixture_logits_count(const route_fixture *f) { return (int64_t)f->spec.tokens * f->spec.experts; }
 
@@ -50,14 +48,14 @@ static int allocate_outputs(route_fixture *f) {
     alphamoe_buffers *b = &f->buffers;
     memset(b, 0, sizeof(*b));
     b->struct_size = sizeof(*b);
-    CUDA_TRY(cudaMalloc((void **)&b->topk_ids, device_bytes(z->topk_ids.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->topk_weights, device_bytes(z->topk_weights.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->sorted_token_ids, device_bytes(z->sorted_token_ids.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->expert_ids, device_bytes(z->expert_ids.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->num_tokens_post_padded, device_bytes(z->num_tokens_post_padded.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->topk_ids, alloc_bytes(z->topk_ids.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->topk_weights, alloc_bytes(z->topk_weights.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->sorted_token_ids, alloc_bytes(z->sorted_token_ids.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->expert_ids, alloc_bytes(z->expert_ids.bytes)));
+    CUDA_TRY(cudaMalloc((void **)&b->num_tokens_post_padded, alloc_bytes(z->num_tokens_post_padded.bytes)));
     b->sorted_token_ids_capacity = z->sorted_token_ids.elements;
     b->expert_ids_capacity = z->expert_ids.elements;
-    b->workspace_bytes = device_bytes(z->workspace.bytes);
+    b->workspace_bytes = alloc_bytes(z->workspace.bytes);
     /* cudaMalloc's 256-byte alignment covers the workspace's. */
     CUDA_TRY(cudaMalloc(&b->workspace, b->workspace_bytes));
     CUDA_TRY(cudaMemset(b->workspace, 0, b->workspace_bytes)); /* once, as the contract asks */
@@ -105,7 +103,7 @@ int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_devic
     ROUTER_TRY(alphamoe_router_select(f->router, spec->tokens, &d->attributes, &f->selection));
     TRY(allocate_outputs(f));
     TRY(make_flavour_inputs(f));
-    CUDA_TRY(cudaMalloc(&f->logits, device_bytes(fixture_logits_bytes(f))));
+    CUDA_TRY(cudaMalloc(&f->logits, alloc_bytes(fixture_logits_bytes(f))));
     CUDA_TRY(cudaDeviceSynchronize()); /* the workspace zeroing is done */
     return 0;
 }
