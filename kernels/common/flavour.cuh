@@ -36,16 +36,19 @@ __device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row,
 }
 
 // Issues every load of the slice before any is used, so they are all in
-// flight at once. Slots past the candidates read the last candidate again
-// (same cache line, always inside the row) and are masked out by the keys.
+// flight at once. fp32 loads share one address, the lane's first element,
+// at constant offsets, and slots past the candidates load nothing. 16-bit
+// slots past the candidates read the last candidate again (the same way
+// there keeps the flavoured kernels within their registers). Either way
+// every reader masks those slots by slot_in_row.
 template <int S, bool kAnyType>
 __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const char *row, int n_candidates,
                                                        int lane) {
     RowSlice<S> s;
     if (!kAnyType || a.logits_type == kLogitsF32) {
-        const float *r = reinterpret_cast<const float *>(row);
+        const float *r = reinterpret_cast<const float *>(row) + lane;
 #pragma unroll
-        for (int i = 0; i < S; ++i) s.value[i] = __ldg(r + min(i * 32 + lane, n_candidates - 1));
+        for (int i = 0; i < S; ++i) s.value[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(r + i * 32) : 0.0f;
     } else {
         const unsigned short *r = reinterpret_cast<const unsigned short *>(row);
         unsigned short raw[S];
@@ -67,10 +70,11 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
     }
     float bias[S];
 #pragma unroll
-    for (int i = 0; i < S; ++i) bias[i] = __ldg(a.correction_bias + min(i * 32 + lane, n_candidates - 1));
+    for (int i = 0; i < S; ++i)
+        bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        key[i] = i * 32 + lane < n_candidates
+        key[i] = slot_in_row<S>(i, lane, n_candidates)
                      ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid(row.value[i]), bias[i]))
                      : kNoCandidateKey;
 }
@@ -136,13 +140,13 @@ __device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_
     float m = own_shared && !isnan(shared_logit) ? shared_logit : -INFINITY;
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        if (i * 32 + lane < n_candidates && !isnan(row.value[i])) m = fmaxf(m, row.value[i]);
+        if (slot_in_row<S>(i, lane, n_candidates) && !isnan(row.value[i])) m = fmaxf(m, row.value[i]);
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
     if (m == INFINITY) {
         uint32_t n_inf = own_shared && shared_logit == INFINITY ? 1u : 0u;
 #pragma unroll
-        for (int i = 0; i < S; ++i) n_inf += (i * 32 + lane < n_candidates && row.value[i] == INFINITY) ? 1u : 0u;
+        for (int i = 0; i < S; ++i) n_inf += (slot_in_row<S>(i, lane, n_candidates) && row.value[i] == INFINITY) ? 1u : 0u;
         n_inf = __reduce_add_sync(kFullMask, n_inf);
         return active && logit == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f;
     }
@@ -150,7 +154,7 @@ __device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_
     float sum = own_shared && !isnan(shared_logit) ? expf(shared_logit - m) : 0.0f;
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        if (i * 32 + lane < n_candidates && !isnan(row.value[i])) sum += expf(row.value[i] - m);
+        if (slot_in_row<S>(i, lane, n_candidates) && !isnan(row.value[i])) sum += expf(row.value[i] - m);
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
     return active && !isnan(logit) ? expf(logit - m) / sum : 0.0f;

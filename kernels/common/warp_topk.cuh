@@ -22,12 +22,20 @@ struct RowSlice {
     float value[S];
 };
 
+// Whether slot i of this lane holds one of the row's n_candidates experts.
+// S is the smallest power of two of slots that holds the row, so with S > 1
+// the first half of the slots is always full: no test, no predicate.
+template <int S>
+__device__ __forceinline__ bool slot_in_row(int i, int lane, int n_candidates) {
+    return (S > 1 && i < S / 2) || i * 32 + lane < n_candidates;
+}
+
 template <int S>
 __device__ __forceinline__ void row_keys(const RowSlice<S> &s, int n_candidates, int lane,
                                          uint32_t (&key)[S]) {
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        key[i] = i * 32 + lane < n_candidates ? ordered_key(s.value[i]) : kNoCandidateKey;
+        key[i] = slot_in_row<S>(i, lane, n_candidates) ? ordered_key(s.value[i]) : kNoCandidateKey;
 }
 
 // Argmax over key[kLo, kLo + kN), the lower slot winning ties: a balanced
@@ -89,17 +97,20 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
 }
 
 // A lower bound of the n-th largest of one key per lane, counting equal
-// keys separately (1 <= n <= 32): the n-th largest with its low 5 bits
-// cleared. Those bits make way for the lane, so the 32 values are distinct
-// and the n-th largest is the one with n - 1 values above it: a single
-// comparison per pair of lanes, and no chain of reductions.
+// keys separately (1 <= n <= 32): the n-th largest with its low 6 bits
+// cleared. The key is halved and its low 5 bits make way for the lane, so
+// the 32 values are distinct and below 2^31, and the n-th largest is the
+// one with n - 1 values above it: a single comparison per pair of lanes, no
+// chain of reductions. Below 2^31 a comparison is the sign of a difference,
+// so each costs a subtraction and a shift-add rather than a compare, an add
+// and a select.
 __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
-    const uint32_t mine = (key & ~31u) | (31u - static_cast<uint32_t>(lane));
-    int above = 0;
+    const uint32_t mine = ((key >> 1) & ~31u) | (31u - static_cast<uint32_t>(lane));
+    uint32_t above = 0;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) above += __shfl_sync(kFullMask, mine, j) > mine ? 1 : 0;
-    const uint32_t holder = __ballot_sync(kFullMask, above == n - 1);
-    return __shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u;
+    for (int j = 0; j < 32; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
+    const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
+    return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
 
 // Scratch of one warp for warp_rank_keys: gathered candidates, then the
