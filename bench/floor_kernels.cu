@@ -60,4 +60,4 @@ extern "C" const void *bench_floor_grid_barrier_kernel(void) {
 extern "C" const void *bench_pdl_producer_kernel(void) { return reinterpret_cast<const void *>(&bench_pdl_producer); }
 
 // Words of the barrier workspace the grid-barrier floor needs.
-extern "C" int32_t bench_floor_barrier_words(void) { return alphamoe::kWsBarrierGeneration + 1; }
+extern "C" int32_t bench_floor_barrier_words(void) { return alphamoe::kWsBarrierWord + alphamoe::kWsBarrierWords; }

@@ -1,6 +1,9 @@
-// large: a persistent grid sized to the device. The per-CTA counts are
-// scanned over CTAs by one warp per expert, spread over the whole grid,
-// between two grid barriers; each CTA then reads back only its own column.
+// large: a persistent grid sized to the device, one grid barrier. The CTAs
+// form about sqrt(n) groups of consecutive CTAs. The last CTA of a group to
+// publish its counts turns the group's counts into prefixes over the group
+// and a group sum, before the barrier; after it each CTA adds up the group
+// sums (at most 16 per expert) and reads its own prefix. A second barrier
+// and a scan over all CTAs are not needed.
 #include "common/kernel_name.cuh"
 #include "common/route_kernel.cuh"
 
@@ -8,34 +11,61 @@ using namespace alphamoe;
 
 namespace {
 
-constexpr int kCtasPerLane = kMaxGridCtas / 32;
+struct CtaGroup {
+    int32_t count;    // groups in the grid
+    int32_t size;     // CTAs per group (the last may have fewer)
+    int32_t index;    // this CTA's group
+    int32_t first;    // its first CTA
+    int32_t members;  // its CTAs
+};
 
-// counts[e][0..num_ctas) becomes its exclusive prefix; totals[e] the sum.
-__device__ __forceinline__ void scan_counts_over_ctas(int32_t *row, int32_t *total_out,
-                                                      int num_ctas) {
-    const int lane = threadIdx.x & 31;
-    int32_t v[kCtasPerLane];
-    int32_t lane_sum = 0;
-#pragma unroll
-    for (int i = 0; i < kCtasPerLane; ++i) {
-        const int c = lane * kCtasPerLane + i;
-        v[i] = c < num_ctas ? __ldcg(row + c) : 0;
-        lane_sum += v[i];
+__device__ __forceinline__ CtaGroup cta_group(int cta, int num_ctas) {
+    CtaGroup g;
+    int32_t groups = 1;
+    while (groups * groups < num_ctas) ++groups;  // ceil(sqrt(n)) <= 16
+    g.size = (num_ctas + groups - 1) / groups;
+    g.count = (num_ctas + g.size - 1) / g.size;
+    g.index = cta / g.size;
+    g.first = g.index * g.size;
+    g.members = min(g.size, num_ctas - g.first);
+    return g;
+}
+
+// Counts the CTA into its group, after its counts are published; true, in
+// every thread, in the group's last CTA to arrive, which then sees all of
+// the group's counts. That CTA also resets the counter for the next call:
+// no other CTA of the group touches it again in this call.
+__device__ __forceinline__ bool arrive_last_in_group(uint32_t *workspace, const CtaGroup &g) {
+    __shared__ int last;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> arrivals(
+            workspace[kWsGroupArrivalWord + g.index * kWsGroupArrivalStride]);
+        const uint32_t before = arrivals.fetch_add(1u, cuda::std::memory_order_release);
+        last = before == static_cast<uint32_t>(g.members - 1);
+        if (last) {
+            arrivals.store(0u, cuda::std::memory_order_relaxed);
+            cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
+        }
     }
-    int32_t inclusive = lane_sum;
+    __syncthreads();
+    return last != 0;
+}
+
+// Thread e: the group's counts of expert e become exclusive prefixes over
+// the group, in place, and their sum goes to group_sums.
+__device__ __forceinline__ void scan_group(int32_t *counts_row, int32_t *group_sum, const CtaGroup &g) {
+    int32_t v[kMaxGroupCtas];
 #pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-        const int32_t up = __shfl_up_sync(kFullMask, inclusive, offset);
-        if (lane >= offset) inclusive += up;
-    }
-    int32_t running = inclusive - lane_sum;
+    for (int i = 0; i < kMaxGroupCtas; ++i)  // independent loads, in flight together
+        v[i] = i < g.members ? __ldcg(counts_row + g.first + i) : 0;
+    int32_t running = 0;
 #pragma unroll
-    for (int i = 0; i < kCtasPerLane; ++i) {
-        const int c = lane * kCtasPerLane + i;
-        if (c < num_ctas) __stcg(row + c, running);
+    for (int i = 0; i < kMaxGroupCtas; ++i) {
+        if (i < g.members) __stcg(counts_row + g.first + i, running);
         running += v[i];
     }
-    if (lane == 31) __stcg(total_out, inclusive);
+    __stcg(group_sum, running);
 }
 
 }  // namespace
@@ -44,19 +74,34 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
     route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
-        int32_t *counts = publish_counts_and_wait(a, count);
-        int32_t *totals = counts + workspace_count_words(a.plan_experts);
+        int32_t *counts = workspace_counts(a);
+        int32_t *group_sums = counts + workspace_count_words(a.plan_experts);
         const int e = threadIdx.x;
         const int cta = blockIdx.x;
-        const int num_ctas = gridDim.x;
-
-        const int warps = num_ctas * kWarpsPerBlock;
-        for (int x = cta * kWarpsPerBlock + (threadIdx.x >> 5); x < a.plan_experts; x += warps)
-            scan_counts_over_ctas(counts + x * kMaxGridCtas, totals + x, num_ctas);
-        grid_barrier(a.workspace, num_ctas);
-
-        if (e >= a.plan_experts) return;
-        *total = __ldcg(totals + e);
-        *earlier = __ldcg(counts + e * kMaxGridCtas + cta);
+        const CtaGroup g = cta_group(cta, gridDim.x);
+        const bool expert = e < a.plan_experts;
+        if (expert) __stcg(counts + e * kMaxGridCtas + cta, count);
+        if (arrive_last_in_group(a.workspace, g) && expert)
+            scan_group(counts + e * kMaxGridCtas, group_sums + e * kMaxCtaGroups + g.index, g);
+        grid_barrier(a.workspace, gridDim.x);
+        if (!expert) return;
+        // A row of group sums is 64 bytes, 64-byte aligned: four 16-byte
+        // loads, independent so they overlap.
+        const int4 *sums = reinterpret_cast<const int4 *>(group_sums + e * kMaxCtaGroups);
+        int32_t all = 0, before = 0;
+#pragma unroll
+        for (int q = 0; q < kMaxCtaGroups / 4; ++q) {
+            const int4 v = __ldcg(sums + q);
+            const int32_t values[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int gi = q * 4 + i;
+                const int32_t x = gi < g.count ? values[i] : 0;
+                all += x;
+                before += gi < g.index ? x : 0;
+            }
+        }
+        *total = all;
+        *earlier = before + __ldcg(counts + e * kMaxGridCtas + cta);
     });
 }

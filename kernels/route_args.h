@@ -37,25 +37,35 @@ enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 // The grouped selection keeps one group score per lane.
 constexpr int kMaxGpuGroups = 32;
 
-// Workspace layout, in 32-bit words. The barrier words must be zero before
-// the first call; every call leaves them as it found them (count) or
-// advanced (generation), both valid starting states.
-constexpr int kWsBarrierCount = 0;
-constexpr int kWsBarrierGeneration = 1;
-constexpr int kWsHeaderWords = 32;  // keeps the count table 128-byte aligned
+// Workspace layout, in 32-bit words. It must be zero before the first
+// call; every call leaves the barrier word's low bits and the group arrival
+// counters as it found them, so it needs zeroing only once.
+constexpr int kWsBarrierWord = 0;
+constexpr int kWsBarrierWords = 1;
 // Profiling builds (phase_clocks): CTA 0 stamps clock64() at its phase
 // boundaries into header words 8.., as int64 values.
 constexpr int kWsPhaseClockWord = 8;
 constexpr int kPhaseClockCount = 7;
+// The large kernel's CTAs form groups of consecutive CTAs (about sqrt of the
+// grid each, so at most 16 groups of at most 16): one arrival counter per
+// group, each in a 32-byte sector of its own.
+constexpr int kMaxCtaGroups = 16;
+constexpr int kMaxGroupCtas = 16;
+static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");
+constexpr int kWsGroupArrivalWord = 32;
+constexpr int kWsGroupArrivalStride = 8;
+constexpr int kWsHeaderWords = kWsGroupArrivalWord + kMaxCtaGroups * kWsGroupArrivalStride;
+static_assert(kWsHeaderWords % 32 == 0, "the count table starts 128-byte aligned");
 
-// counts[e * kMaxGridCtas + c]: pairs of expert e in CTA c's token range,
-// turned in place into the exclusive prefix over CTAs by the large kernel.
+// counts[e * kMaxGridCtas + c]: pairs of expert e in CTA c's token range;
+// the large kernel turns each group's entries into prefixes over the group.
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_count_words(int32_t num_experts) {
     return static_cast<int64_t>(num_experts) * kMaxGridCtas;
 }
-// totals[e] follow the count table.
+// group_sums[e * kMaxCtaGroups + g] follow the count table (large kernel):
+// pairs of expert e in group g's token ranges.
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
-    return kWsHeaderWords + workspace_count_words(num_experts) + num_experts;
+    return kWsHeaderWords + workspace_count_words(num_experts) + static_cast<int64_t>(num_experts) * kMaxCtaGroups;
 }
 
 struct RouteArgs {
