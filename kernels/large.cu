@@ -53,19 +53,21 @@ __device__ __forceinline__ bool arrive_last_in_group(uint32_t *workspace, const 
 }
 
 // Thread e: the group's counts of expert e become exclusive prefixes over
-// the group, in place, and their sum goes to group_sums.
-__device__ __forceinline__ void scan_group(int32_t *counts_row, int32_t *group_sum, const CtaGroup &g) {
+// the group, in place, and their sum goes to the group's row of sums.
+// Thread e touches word e of each row: a warp's accesses are coalesced.
+__device__ __forceinline__ void scan_group(int32_t *counts, int32_t *group_sums, int32_t L, const CtaGroup &g) {
+    const int e = threadIdx.x;
     int32_t v[kMaxGroupCtas];
 #pragma unroll
     for (int i = 0; i < kMaxGroupCtas; ++i)  // independent loads, in flight together
-        v[i] = i < g.members ? __ldcg(counts_row + g.first + i) : 0;
+        v[i] = i < g.members ? __ldcg(counts + (g.first + i) * L + e) : 0;
     int32_t running = 0;
 #pragma unroll
     for (int i = 0; i < kMaxGroupCtas; ++i) {
-        if (i < g.members) __stcg(counts_row + g.first + i, running);
+        if (i < g.members) __stcg(counts + (g.first + i) * L + e, running);
         running += v[i];
     }
-    __stcg(group_sum, running);
+    __stcg(group_sums + g.index * L + e, running);
 }
 
 }  // namespace
@@ -74,34 +76,26 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
     route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
-        int32_t *counts = workspace_counts(a);
-        int32_t *group_sums = counts + workspace_count_words(a.plan_experts);
+        const int32_t L = a.plan_experts;
+        int32_t *counts = publish_counts(a, count);
+        int32_t *group_sums = counts + workspace_count_words(L);
         const int e = threadIdx.x;
-        const int cta = blockIdx.x;
-        const CtaGroup g = cta_group(cta, gridDim.x);
-        const bool expert = e < a.plan_experts;
-        if (expert) __stcg(counts + e * kMaxGridCtas + cta, count);
-        if (arrive_last_in_group(a.workspace, g) && expert)
-            scan_group(counts + e * kMaxGridCtas, group_sums + e * kMaxCtaGroups + g.index, g);
+        const CtaGroup g = cta_group(blockIdx.x, gridDim.x);
+        if (arrive_last_in_group(a.workspace, g) && e < L) scan_group(counts, group_sums, L, g);
         grid_barrier(a.workspace, gridDim.x);
-        if (!expert) return;
-        // A row of group sums is 64 bytes, 64-byte aligned: four 16-byte
-        // loads, independent so they overlap.
-        const int4 *sums = reinterpret_cast<const int4 *>(group_sums + e * kMaxCtaGroups);
+        if (e >= L) return;
+        int32_t sums[kMaxCtaGroups];
+#pragma unroll
+        for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
+            sums[i] = i < g.count ? __ldcg(group_sums + i * L + e) : 0;
+        const int32_t in_group = __ldcg(counts + blockIdx.x * L + e);
         int32_t all = 0, before = 0;
 #pragma unroll
-        for (int q = 0; q < kMaxCtaGroups / 4; ++q) {
-            const int4 v = __ldcg(sums + q);
-            const int32_t values[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int gi = q * 4 + i;
-                const int32_t x = gi < g.count ? values[i] : 0;
-                all += x;
-                before += gi < g.index ? x : 0;
-            }
+        for (int i = 0; i < kMaxCtaGroups; ++i) {
+            all += sums[i];
+            before += i < g.index ? sums[i] : 0;
         }
         *total = all;
-        *earlier = before + __ldcg(counts + e * kMaxGridCtas + cta);
+        *earlier = before + in_group;
     });
 }

@@ -57,13 +57,14 @@ constexpr int kWsGroupArrivalStride = 8;
 constexpr int kWsHeaderWords = kWsGroupArrivalWord + kMaxCtaGroups * kWsGroupArrivalStride;
 static_assert(kWsHeaderWords % 32 == 0, "the count table starts 128-byte aligned");
 
-// counts[e * kMaxGridCtas + c]: pairs of expert e in CTA c's token range;
-// the large kernel turns each group's entries into prefixes over the group.
+// counts[c * L + e] (L: the call's plan experts): pairs of expert e in CTA
+// c's token range; the large kernel turns each group's entries into
+// prefixes over the group. At most kMaxGridCtas rows of at most E.
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_count_words(int32_t num_experts) {
     return static_cast<int64_t>(num_experts) * kMaxGridCtas;
 }
-// group_sums[e * kMaxCtaGroups + g] follow the count table (large kernel):
-// pairs of expert e in group g's token ranges.
+// group_sums[g * L + e] follow the count table (large kernel): pairs of
+// expert e in group g's token ranges.
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
     return kWsHeaderWords + workspace_count_words(num_experts) + static_cast<int64_t>(num_experts) * kMaxCtaGroups;
 }

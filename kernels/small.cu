@@ -51,19 +51,20 @@ __device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, i
     const int e = threadIdx.x;
     const int cta = blockIdx.x;
     const int num_ctas = gridDim.x;
-    if (e >= a.plan_experts) return;
-    // Rows are 1 KiB aligned: 16-byte loads, independent so they overlap.
-    const int4 *row = reinterpret_cast<const int4 *>(counts + e * kMaxGridCtas);
-#pragma unroll 4
-    for (int c4 = 0; c4 < (num_ctas + 3) / 4; ++c4) {
-        const int4 v = __ldcg(row + c4);
-        const int32_t values[4] = {v.x, v.y, v.z, v.w};
+    const int L = a.plan_experts;
+    if (e >= L) return;
+    // Word e of every CTA's row: a warp reads 32 consecutive words of a
+    // row at a time, and 16 rows' loads are in flight together.
+    constexpr int kBatch = 16;
+    for (int first = 0; first < num_ctas; first += kBatch) {
+        int32_t values[kBatch];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            const int c = c4 * 4 + i;
-            const int32_t x = c < num_ctas ? values[i] : 0;
-            *total += x;
-            *earlier += c < cta ? x : 0;
+        for (int i = 0; i < kBatch; ++i)
+            values[i] = first + i < num_ctas ? __ldcg(counts + (first + i) * L + e) : 0;
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) {
+            *total += values[i];
+            *earlier += first + i < cta ? values[i] : 0;
         }
     }
 }

@@ -10,17 +10,25 @@
 
 namespace alphamoe {
 
-// Per-CTA expert counts in the workspace: counts[e * kMaxGridCtas + cta].
+// Per-CTA expert counts in the workspace, a row of L (plan experts) per CTA:
+// counts[cta * L + e]. Thread e of a CTA writes and reads word e of a row,
+// so a warp's accesses are coalesced.
 __device__ __forceinline__ int32_t *workspace_counts(const RouteArgs &a) {
     return reinterpret_cast<int32_t *>(a.workspace + kWsHeaderWords);
 }
 
-// Cooperative grids: publishes this CTA's count of expert threadIdx.x and
-// waits until every CTA has. Returns the table, counts[e * kMaxGridCtas + cta].
-__device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, int32_t count) {
+// Cooperative grids: publishes this CTA's count of expert threadIdx.x.
+// Returns the table.
+__device__ __forceinline__ int32_t *publish_counts(const RouteArgs &a, int32_t count) {
     int32_t *counts = workspace_counts(a);
     if (static_cast<int>(threadIdx.x) < a.plan_experts)
-        __stcg(counts + threadIdx.x * kMaxGridCtas + blockIdx.x, count);
+        __stcg(counts + blockIdx.x * a.plan_experts + threadIdx.x, count);
+    return counts;
+}
+
+// publish_counts, then waits until every CTA has published.
+__device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, int32_t count) {
+    int32_t *counts = publish_counts(a, count);
     grid_barrier(a.workspace, gridDim.x);
     return counts;
 }
