@@ -277,10 +277,10 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     }
 }
 
-// The largest block_m whose padding a thread writes alone: measured on the
-// H200, serial stores of up to 15 sentinels beat a warp walking the groups
-// one by one; with block_m 64 the warp wins.
-constexpr int32_t kSerialRunMaxBlockM = 16;
+// The largest block_m whose padding runs (at most block_m - 1 sentinels)
+// are written by a few lanes per expert: measured on the H200, that beats
+// a warp walking the groups one by one; with block_m 64 the warp wins.
+constexpr int32_t kShortRunMaxBlockM = 16;
 
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
@@ -301,16 +301,26 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     // block ids (at most E in all).
     const int32_t live_blocks = live_length / bm;
     const bool blocks_by_expert = live_blocks <= E;
-    if (bm <= kSerialRunMaxBlockM) {
-        // Short runs: a thread per expert, experts spread over the grid,
-        // stores one after the other.
-        const int32_t first_expert = threadIdx.x * num_ctas + cta;
-        for (int32_t e = first_expert; e < E; e += threads) {
+    if (bm <= kShortRunMaxBlockM) {
+        // Short runs: a group of G lanes per expert (G the power of two
+        // holding block_m - 1), experts spread over the grid, the lanes on
+        // consecutive positions: one store covers a run. A thread storing
+        // its run one sentinel after the other instead makes a warp's store
+        // touch up to 32 runs, one after the other, which costs most where
+        // most experts have pairs. With few pairs (fewer than E / 4) most
+        // runs are empty, and a thread per expert (G = 1) is done after one
+        // expert instead of looping over several.
+        const int lanes_log2 = sentinel < E / 4 || bm <= 2 ? 0 : 32 - __clz(bm - 2);
+        const int32_t lanes = 1 << lanes_log2;
+        const int32_t sub = threadIdx.x & (lanes - 1);
+        const int32_t first_expert = (threadIdx.x >> lanes_log2) * num_ctas + cta;
+        const int32_t groups = threads >> lanes_log2;
+        for (int32_t e = first_expert; e < E; e += groups) {
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
-            for (int32_t pos = begin + sh.total[e]; pos < end; ++pos) a.sorted_token_ids[pos] = sentinel;
+            for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
             if (blocks_by_expert)
-                for (int32_t b = begin / bm; b < end / bm; ++b) a.expert_ids[b] = e;
+                for (int32_t b = begin / bm + sub; b < end / bm; b += lanes) a.expert_ids[b] = e;
         }
     } else {
         // Long runs, where scattered serial stores cost most: lane l of warp
