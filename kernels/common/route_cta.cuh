@@ -302,15 +302,19 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     const int32_t live_blocks = live_length / bm;
     const bool blocks_by_expert = live_blocks <= E;
     if (bm <= kShortRunMaxBlockM) {
-        // Short runs: a group of G lanes per expert (G the power of two
-        // holding block_m - 1), experts spread over the grid, the lanes on
-        // consecutive positions: one store covers a run. A thread storing
+        // Short runs: a group of G lanes per expert, experts spread over
+        // the grid, the lanes on consecutive positions: with G the power of
+        // two holding block_m - 1, one store covers a run. A thread storing
         // its run one sentinel after the other instead makes a warp's store
         // touch up to 32 runs, one after the other, which costs most where
-        // most experts have pairs. With few pairs (fewer than E / 4) most
-        // runs are empty, and a thread per expert (G = 1) is done after one
-        // expert instead of looping over several.
-        const int lanes_log2 = sentinel < E / 4 || bm <= 2 ? 0 : 32 - __clz(bm - 2);
+        // most experts have pairs. G is capped so that a group has at most
+        // two experts: a small grid loops over experts, and each pass costs
+        // more than the stores it saves (measured: 16 lanes, 8 experts per
+        // group, +1 us at E512 M32 on two CTAs). With few pairs (fewer than
+        // E / 4) most runs are empty: a thread per expert (G = 1).
+        const int run_log2 = sentinel < E / 4 || bm <= 2 ? 0 : 32 - __clz(bm - 2);
+        const int spread_log2 = 31 - __clz(max(1u, 2u * threads / static_cast<uint32_t>(E)));
+        const int lanes_log2 = min(run_log2, spread_log2);
         const int32_t lanes = 1 << lanes_log2;
         const int32_t sub = threadIdx.x & (lanes - 1);
         const int32_t first_expert = (threadIdx.x >> lanes_log2) * num_ctas + cta;
