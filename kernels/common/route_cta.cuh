@@ -313,8 +313,10 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         // group, +1 us at E512 M32 on two CTAs). With few pairs (fewer than
         // E / 4) most runs are empty: a thread per expert (G = 1).
         const int run_log2 = sentinel < E / 4 || bm <= 2 ? 0 : 32 - __clz(bm - 2);
-        const int spread_log2 = 31 - __clz(max(1u, 2u * threads / static_cast<uint32_t>(E)));
-        const int lanes_log2 = min(run_log2, spread_log2);
+        // log2(2 * threads) - ceil(log2(E)): a lower bound of log2 of
+        // 2 * threads / E, without a division.
+        const int spread_log2 = (31 - __clz(2u * threads)) - (32 - __clz(static_cast<uint32_t>(E - 1)));
+        const int lanes_log2 = max(0, min(run_log2, spread_log2));
         const int32_t lanes = 1 << lanes_log2;
         const int32_t sub = threadIdx.x & (lanes - 1);
         const int32_t first_expert = (threadIdx.x >> lanes_log2) * num_ctas + cta;
