@@ -176,11 +176,7 @@ static void soak_graph_calls(void **state) {
         at.M = check_m[g];
         snprintf(gpu_case_label, sizeof gpu_case_label, "after %ld calls", calls);
         check_against(&expected, &d, &at, "graph replay soak");
-        /* The grid barrier's arrival count is back to zero: the workspace is
-         * ready for the next call. */
-        uint32_t barrier_count = 1;
-        CUDA_OK(cudaMemcpy(&barrier_count, d.workspace, 4, cudaMemcpyDeviceToHost));
-        if (barrier_count != 0) fail_msg("after %ld calls: workspace barrier count %u, not 0", calls, barrier_count);
+        device_plan_expect_workspace_ready(&d, gpu_case_label);
         ++checked;
     }
     gpu_case_label[0] = '\0';

@@ -129,6 +129,14 @@ void device_plan_expect_workspace(const device_plan *d, unsigned char byte, cons
 
 void device_plan_zero_workspace(device_plan *d) { device_plan_fill_workspace(d, 0); }
 
+void device_plan_expect_workspace_ready(const device_plan *d, const char *what) {
+    uint32_t header[32 + 8 * 16];
+    CUDA_OK(cudaMemcpy(header, d->workspace, sizeof header, cudaMemcpyDeviceToHost));
+    if (header[0] & 0x7fffffffu) fail_msg("%s: grid barrier word 0x%08x, want 0 or 0x80000000", what, header[0]);
+    for (int g = 0; g < 16; ++g)
+        if (header[32 + 8 * g] != 0) fail_msg("%s: group %d arrival counter %u, want 0", what, g, header[32 + 8 * g]);
+}
+
 void expect_plans_bitwise_equal(const host_plan *a, const host_plan *b, int32_t M) {
     const int32_t live = M > 0 ? *a->num_tokens_post_padded : 0;
     const size_t pairs = (size_t)M * (size_t)a->params.top_k * 4;

@@ -43,6 +43,11 @@ void device_plan_expect_poisoned(const device_plan *d, const char *what);
 void device_plan_fill_workspace(device_plan *d, unsigned char byte);
 void device_plan_expect_workspace(const device_plan *d, unsigned char byte, const char *what);
 void device_plan_zero_workspace(device_plan *d);
+/* Fails unless the workspace is ready for the next call, as every call must
+ * leave it (kernels/route_args.h): the grid barrier word holds at most its
+ * phase bit (bit 31), and the large kernel's group arrival counters (words
+ * 32 + 8 g, g < 16) are zero. */
+void device_plan_expect_workspace_ready(const device_plan *d, const char *what);
 
 /* Fails unless two read-back plans of M tokens (both with the optional
  * outputs) are bitwise identical up to their live lengths, weights
