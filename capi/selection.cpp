@@ -14,7 +14,7 @@ namespace {
 // Where each specialization takes over, per image architecture. tiny keeps
 // the whole call in one CTA (no barrier, no workspace traffic); small pays
 // one barrier: a cluster's up to small_cluster_max_tokens, then a grid's;
-// large pays two grid barriers but spreads every step over the device.
+// large pays one grid barrier, with every CTA of the device taking part.
 struct Thresholds {
     int32_t image_arch;
     int32_t tiny_max_tokens;
