@@ -321,8 +321,8 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         const int32_t lanes = 1 << lanes_log2;
         const int32_t sub = threadIdx.x & (lanes - 1);
         const int32_t first_expert = (threadIdx.x >> lanes_log2) * num_ctas + cta;
-        const int32_t groups = threads >> lanes_log2;
-        for (int32_t e = first_expert; e < E; e += groups) {
+        const int32_t lane_groups = threads >> lanes_log2;
+        for (int32_t e = first_expert; e < E; e += lane_groups) {
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
             for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
