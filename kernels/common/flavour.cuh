@@ -37,7 +37,8 @@ __device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row,
 
 // Issues every load of the slice before any is used, so they are all in
 // flight at once. fp32 loads share one address, the lane's first element,
-// at constant offsets, and slots past the candidates load nothing. 16-bit
+// at constant offsets, and slots past the candidates load nothing and hold
+// -inf (what warp_rank_row needs of them). 16-bit
 // slots past the candidates read the last candidate again (the same way
 // there keeps the flavoured kernels within their registers). Either way
 // every reader masks those slots by slot_in_row.
@@ -48,7 +49,7 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
     if (!kAnyType || a.logits_type == kLogitsF32) {
         const float *r = reinterpret_cast<const float *>(row) + lane;
 #pragma unroll
-        for (int i = 0; i < S; ++i) s.value[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(r + i * 32) : 0.0f;
+        for (int i = 0; i < S; ++i) s.value[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(r + i * 32) : -INFINITY;
     } else {
         const unsigned short *r = reinterpret_cast<const unsigned short *>(row);
         unsigned short raw[S];

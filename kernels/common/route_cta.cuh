@@ -122,16 +122,17 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
             if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
         }
-        uint32_t key[S];
-        if (kFlavoured) {
-            flavour_keys(a, current, n_candidates, lane, key);
-            if (a.num_groups > 1) keep_best_groups(a, lane, key);
-        } else {
-            row_keys(current, n_candidates, lane, key);
-        }
         int32_t id = 0;
         uint32_t chosen_key = kNoCandidateKey, first_key;
-        warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
+        if (kFlavoured) {
+            uint32_t key[S];
+            flavour_keys(a, current, n_candidates, lane, key);
+            if (a.num_groups > 1) keep_best_groups(a, lane, key);
+            warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
+        } else {
+            warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
+                             first_key);
+        }
         // Keys are the logits themselves unless a correction bias made them
         // scores: then the chosen logits are read again (cached).
         const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);

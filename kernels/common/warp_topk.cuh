@@ -113,10 +113,18 @@ __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, 
     return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
 
-// Scratch of one warp for warp_rank_keys: gathered candidates, then the
-// chosen ones by rank, each as rank_value(key, id).
+// Scratch of one warp for the rankings: gathered candidates, then the
+// chosen ones by rank, each as rank_value(key, id). warp_rank_row gathers
+// logits and ids first, as two arrays: a 64-bit store would first move
+// each pair into adjacent registers.
 struct RankScratch {
-    uint64_t candidate[32];
+    union {
+        uint64_t candidate[32];
+        struct {
+            uint32_t logit_bits[32];
+            uint32_t id[32];
+        } gathered;
+    };
 };
 
 // The key in the high half and 0xffff - id in the low: a larger value ranks
@@ -124,6 +132,42 @@ struct RankScratch {
 // distinct experts differ.
 __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
     return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
+}
+
+// Where the lane's `count` candidates go in the gathered list (at) and how
+// many the warp gathers: the candidates of the lanes before it, summed bit by bit
+// of the counts with independent ballots.
+__device__ __forceinline__ void place_candidates_by_count(uint32_t count, int lane, int &at, int &gathered) {
+    const uint32_t lanes_before = (1u << lane) - 1u;
+    at = 0;
+    gathered = 0;
+#pragma unroll
+    for (int bit = 0; bit < 5; ++bit) {
+        const uint32_t lanes = __ballot_sync(kFullMask, (count >> bit) & 1);
+        at += __popc(lanes & lanes_before) << bit;
+        gathered += __popc(lanes) << bit;
+    }
+}
+
+// Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
+// holding candidate[l] in `mine`: each candidate's rank is the number of
+// larger ones (ranks are distinct), and lane r < n_select receives the r-th.
+__device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
+                                              int lane, int32_t &id_out, uint32_t &key_out,
+                                              uint32_t &first_key) {
+    int rank = 0;
+#pragma unroll 4
+    for (int j = 0; j < gathered; ++j) rank += scratch.candidate[j] > mine ? 1 : 0;
+    __syncwarp();
+    if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
+    __syncwarp();
+    if (lane < n_select) {
+        const uint64_t chosen = scratch.candidate[lane];
+        key_out = static_cast<uint32_t>(chosen >> 32);
+        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
+    }
+    first_key = static_cast<uint32_t>(scratch.candidate[0] >> 32);
+    __syncwarp();  // the scratch is reused by the warp's next token
 }
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
@@ -150,17 +194,8 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     uint32_t is_candidate = 0;  // bit i: key[i] reaches the threshold
 #pragma unroll
     for (int i = 0; i < S; ++i) is_candidate |= key[i] >= threshold ? 1u << i : 0u;
-    // Where this lane's candidates go: the candidates of the lanes before
-    // it, summed bit by bit of the counts with independent ballots.
-    const int count = __popc(is_candidate);
-    const uint32_t lanes_before = (1u << lane) - 1u;
-    int at = 0, gathered = 0;
-#pragma unroll
-    for (int bit = 0; bit < 5; ++bit) {
-        const uint32_t lanes = __ballot_sync(kFullMask, (count >> bit) & 1);
-        at += __popc(lanes & lanes_before) << bit;
-        gathered += __popc(lanes) << bit;
-    }
+    int at, gathered;
+    place_candidates_by_count(__popc(is_candidate), lane, at, gathered);
     if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
@@ -169,21 +204,80 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     for (int i = 0; i < S; ++i)
         if ((is_candidate >> i) & 1u) scratch.candidate[at++] = rank_value(key[i], i * 32 + lane);
     __syncwarp();
-    // Rank = candidates with a larger value; ranks are distinct.
     const uint64_t mine = lane < gathered ? scratch.candidate[lane] : 0u;
-    int rank = 0;
-#pragma unroll 4
-    for (int j = 0; j < gathered; ++j) rank += scratch.candidate[j] > mine ? 1 : 0;
-    __syncwarp();
-    if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
-    __syncwarp();
-    if (lane < n_select) {
-        const uint64_t chosen = scratch.candidate[lane];
-        key_out = static_cast<uint32_t>(chosen >> 32);
-        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
+    rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+}
+
+// ~0u where x >= threshold, else 0 (never for NaN): one instruction, where
+// a comparison and a select would take two.
+__device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
+    uint32_t mask;
+    asm("set.ge.u32.f32 %0, %1, %2;" : "=r"(mask) : "f"(x), "f"(threshold));
+    return mask;
+}
+
+// The ranking of the plain kernels (fp32 logits, the plain softmax), with
+// warp_rank_keys's result. Its method too, with the per-expert work cut to a
+// maximum and a comparison: the lanes' largest logits give the bound, whose
+// logit is the threshold the logits are compared with, and only gathered
+// candidates get ordering keys. Slots past the row hold -inf
+// (load_row_slice); fmaxf skips NaN, and a NaN never reaches a threshold.
+// A bound at or below the key of -inf (a row of -inf and NaN, say) takes
+// the general rounds: its threshold would make slots past the row
+// candidates.
+template <int S>
+__device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_candidates, int n_select,
+                                              int lane, RankScratch &scratch, int32_t &id_out,
+                                              uint32_t &key_out, uint32_t &first_key) {
+    static_assert(S <= 16, "a lane's candidate count must fit in 5 bits");
+    if constexpr (S > 1) {
+        float lane_best = row.value[0];
+#pragma unroll
+        for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row.value[i]);
+        const uint32_t bound = warp_nth_largest_bound(ordered_key(lane_best), n_select, lane);
+        // key >= bound <=> logit >= threshold for every logit but NaN: keys
+        // keep the order of logits (and merge the zeros, which compare equal).
+        const float threshold = key_value(bound);
+        // Counted as integer masks (0 or ~0) and compared again where the
+        // candidates are gathered: a bit mask of them, or predicated
+        // increments, cost more instructions than the comparisons.
+        uint32_t count = 0;
+#pragma unroll
+        for (int i = 0; i < S; ++i) count -= reaches_mask(row.value[i], threshold);
+        int at, gathered;
+        place_candidates_by_count(count, lane, at, gathered);
+        if (bound > ordered_key(-INFINITY) && gathered <= 32) {
+            // Gathered as logit bits and id; each lane then makes the rank
+            // value of one, so a key costs one conversion per candidate,
+            // not one per slot.
+            // One moving address: the id array is 32 words after the logits.
+            static_assert(sizeof(scratch.gathered.logit_bits) == 32 * sizeof(uint32_t), "ids follow 32 logits");
+            uint32_t *next = &scratch.gathered.logit_bits[at];
+#pragma unroll
+            for (int i = 0; i < S; ++i) {
+                if (row.value[i] >= threshold) {
+                    next[0] = __float_as_uint(row.value[i]);
+                    next[32] = static_cast<uint32_t>(i * 32 + lane);
+                    ++next;
+                }
+            }
+            __syncwarp();
+            uint32_t logit_bits = 0, id = 0;
+            if (lane < gathered) {
+                logit_bits = scratch.gathered.logit_bits[lane];
+                id = scratch.gathered.id[lane];
+            }
+            __syncwarp();
+            const uint64_t mine = lane < gathered ? rank_value(ordered_key(__uint_as_float(logit_bits)), id) : 0u;
+            if (lane < gathered) scratch.candidate[lane] = mine;
+            __syncwarp();
+            rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+            return;
+        }
     }
-    first_key = static_cast<uint32_t>(scratch.candidate[0] >> 32);
-    __syncwarp();  // the scratch is reused by the warp's next token
+    uint32_t key[S];
+    row_keys(row, n_candidates, lane, key);
+    warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
 }
 
 // Renormalized softmax over the chosen logits, one per active lane, with the
