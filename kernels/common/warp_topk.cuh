@@ -113,20 +113,6 @@ __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, 
     return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
 
-// warp_nth_largest_bound's bound (with only the low 5 bits cleared) by
-// n - 1 rounds that each take the largest value out: about three
-// instructions a round, where the comparisons take three a lane pair, but
-// one chain of reductions. For the plain kernels, whose large grids are
-// bound by the instructions they issue.
-__device__ __forceinline__ uint32_t warp_nth_largest_bound_by_rounds(uint32_t key, int n, int lane) {
-    uint32_t mine = (key & ~31u) | (31u - static_cast<uint32_t>(lane));  // distinct in every lane
-    for (int round = 1; round < n; ++round) {
-        const uint32_t top = __reduce_max_sync(kFullMask, mine);
-        mine = mine == top ? 0u : mine;
-    }
-    return __reduce_max_sync(kFullMask, mine) & ~31u;
-}
-
 // Scratch of one warp for the rankings: gathered candidates, then the
 // chosen ones by rank, each as rank_value(key, id). warp_rank_row gathers
 // logits and ids first, as two arrays: a 64-bit store would first move
@@ -248,7 +234,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         float lane_best = row.value[0];
 #pragma unroll
         for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row.value[i]);
-        const uint32_t bound = warp_nth_largest_bound_by_rounds(ordered_key(lane_best), n_select, lane);
+        const uint32_t bound = warp_nth_largest_bound(ordered_key(lane_best), n_select, lane);
         // key >= bound <=> logit >= threshold for every logit but NaN: keys
         // keep the order of logits (and merge the zeros, which compare equal).
         const float threshold = key_value(bound);
