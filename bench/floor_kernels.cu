@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "common/grid_barrier.cuh"
+#include "route_args.h"
 
 // The cost of any launch: nothing to do.
 extern "C" __global__ void bench_floor_empty() {}
@@ -14,7 +15,7 @@ extern "C" __global__ void bench_floor_empty() {}
 // use, once, and does nothing else. The workspace holds the barrier words,
 // zeroed once when allocated.
 extern "C" __global__ void bench_floor_grid_barrier(uint32_t *workspace) {
-    alphamoe::grid_barrier(workspace, gridDim.x);
+    alphamoe::grid_barrier(workspace + alphamoe::kWsBarrierWord, gridDim.x);
 }
 
 // splitmix64's finalizer: a well-mixed 64-bit value from an index.

@@ -1,9 +1,18 @@
 // large: a persistent grid sized to the device, one grid barrier. The CTAs
-// form about sqrt(n) groups of consecutive CTAs. The last CTA of a group to
-// publish its counts turns the group's counts into prefixes over the group
-// and a group sum, before the barrier; after it each CTA adds up the group
-// sums (at most 16 per expert) and reads its own prefix. A second barrier
-// and a scan over all CTAs are not needed.
+// form about sqrt(n) groups of consecutive CTAs. Before the barrier each CTA
+// publishes its counts and adds them atomically into its group's sums
+// (integer sums: the same in any order); after it each CTA adds up the
+// group sums (at most 16 per expert) and the counts of the CTAs before it
+// in its group (at most 15), all read at once. No CTA waits for another
+// but at the barrier, and no second barrier or scan over all CTAs is
+// needed.
+//
+// The group sums of a call must start at zero: the sums come in two sets,
+// and the large barrier word's phase bit, which flips once per large call,
+// names the set a call adds into. The call zeroes the other set, which the
+// call before it used, for the call after it.
+#include <cuda/atomic>
+
 #include "common/kernel_name.cuh"
 #include "common/route_kernel.cuh"
 
@@ -12,11 +21,10 @@ using namespace alphamoe;
 namespace {
 
 struct CtaGroup {
-    int32_t count;    // groups in the grid
-    int32_t size;     // CTAs per group (the last may have fewer)
-    int32_t index;    // this CTA's group
-    int32_t first;    // its first CTA
-    int32_t members;  // its CTAs
+    int32_t count;  // groups in the grid
+    int32_t size;   // CTAs per group (the last may have fewer)
+    int32_t index;  // this CTA's group
+    int32_t first;  // its first CTA
 };
 
 __device__ __forceinline__ CtaGroup cta_group(int cta, int num_ctas) {
@@ -27,47 +35,41 @@ __device__ __forceinline__ CtaGroup cta_group(int cta, int num_ctas) {
     g.count = (num_ctas + g.size - 1) / g.size;
     g.index = cta / g.size;
     g.first = g.index * g.size;
-    g.members = min(g.size, num_ctas - g.first);
     return g;
 }
 
-// Counts the CTA into its group, after its counts are published; true, in
-// every thread, in the group's last CTA to arrive, which then sees all of
-// the group's counts. That CTA also resets the counter for the next call:
-// no other CTA of the group touches it again in this call.
-__device__ __forceinline__ bool arrive_last_in_group(uint32_t *workspace, const CtaGroup &g) {
-    __shared__ int last;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> arrivals(
-            workspace[kWsGroupArrivalWord + g.index * kWsGroupArrivalStride]);
-        const uint32_t before = arrivals.fetch_add(1u, cuda::std::memory_order_release);
-        last = before == static_cast<uint32_t>(g.members - 1);
-        if (last) {
-            arrivals.store(0u, cuda::std::memory_order_relaxed);
-            cuda::atomic_thread_fence(cuda::std::memory_order_acquire, cuda::thread_scope_device);
-        }
-    }
-    __syncthreads();
-    return last != 0;
+// The set of group sums this call adds into (or, `other`, the one it
+// zeroes), from the large barrier word as the call found it: the word's
+// phase bit changes only once every CTA of the call has arrived at the
+// barrier, after each has read it.
+__device__ __forceinline__ int32_t *group_sum_set(const RouteArgs &a, uint32_t barrier_word, bool other) {
+    const uint32_t set = (barrier_word >> 31) ^ (other ? 1u : 0u);
+    return reinterpret_cast<int32_t *>(a.workspace + kWsGroupSumSetsWord) + set * kWsGroupSumSetWords;
 }
 
-// Thread e: the group's counts of expert e become exclusive prefixes over
-// the group, in place, and their sum goes to the group's row of sums.
-// Thread e touches word e of each row: a warp's accesses are coalesced.
-__device__ __forceinline__ void scan_group(int32_t *counts, int32_t *group_sums, int32_t L, const CtaGroup &g) {
+// Thread e < L: the call-wide count of expert e and the count of the CTAs
+// before this one, from the group sums and this group's published counts.
+__device__ __forceinline__ void read_exchange(const int32_t *counts, const int32_t *sums, int32_t L,
+                                              const CtaGroup &g, int32_t *total, int32_t *earlier) {
     const int e = threadIdx.x;
-    int32_t v[kMaxGroupCtas];
+    const int cta = blockIdx.x;
+    int32_t group[kMaxCtaGroups], member[kMaxGroupCtas - 1];
 #pragma unroll
-    for (int i = 0; i < kMaxGroupCtas; ++i)  // independent loads, in flight together
-        v[i] = i < g.members ? __ldcg(counts + (g.first + i) * L + e) : 0;
-    int32_t running = 0;
+    for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
+        group[i] = i < g.count ? __ldcg(sums + i * L + e) : 0;
 #pragma unroll
-    for (int i = 0; i < kMaxGroupCtas; ++i) {
-        if (i < g.members) __stcg(counts + (g.first + i) * L + e, running);
-        running += v[i];
+    for (int i = 0; i < kMaxGroupCtas - 1; ++i)
+        member[i] = g.first + i < cta ? __ldcg(counts + (g.first + i) * L + e) : 0;
+    int32_t all = 0, before = 0;
+#pragma unroll
+    for (int i = 0; i < kMaxCtaGroups; ++i) {
+        all += group[i];
+        before += i < g.index ? group[i] : 0;
     }
-    __stcg(group_sums + g.index * L + e, running);
+#pragma unroll
+    for (int i = 0; i < kMaxGroupCtas - 1; ++i) before += member[i];
+    *total = all;
+    *earlier = before;
 }
 
 }  // namespace
@@ -75,27 +77,27 @@ __device__ __forceinline__ void scan_group(int32_t *counts, int32_t *group_sums,
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
-    route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
-        const int32_t L = a.plan_experts;
-        int32_t *counts = publish_counts(a, count);
-        int32_t *group_sums = counts + workspace_count_words(L);
-        const int e = threadIdx.x;
-        const CtaGroup g = cta_group(blockIdx.x, gridDim.x);
-        if (arrive_last_in_group(a.workspace, g) && e < L) scan_group(counts, group_sums, L, g);
-        grid_barrier(a.workspace, gridDim.x);
-        if (e >= L) return;
-        int32_t sums[kMaxCtaGroups];
-#pragma unroll
-        for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
-            sums[i] = i < g.count ? __ldcg(group_sums + i * L + e) : 0;
-        const int32_t in_group = __ldcg(counts + blockIdx.x * L + e);
-        int32_t all = 0, before = 0;
-#pragma unroll
-        for (int i = 0; i < kMaxCtaGroups; ++i) {
-            all += sums[i];
-            before += i < g.index ? sums[i] : 0;
-        }
-        *total = all;
-        *earlier = before + in_group;
-    });
+    uint32_t *barrier_word = a.workspace + kWsLargeBarrierWord;
+    uint32_t barrier_word_before = 0;
+    const auto read_phase = [&] {
+        barrier_word_before =
+            cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*barrier_word).load(cuda::std::memory_order_relaxed);
+    };
+    route_kernel_body<kSharedExpert, kFlavoured>(
+        a, sh,
+        [&](int32_t count, int32_t *total, int32_t *earlier) {
+            const int32_t L = a.plan_experts;
+            const int e = threadIdx.x;
+            int32_t *counts = publish_counts(a, count);
+            int32_t *sums = group_sum_set(a, barrier_word_before, false);
+            const CtaGroup g = cta_group(blockIdx.x, gridDim.x);
+            if (e < L && count != 0) atomicAdd(sums + g.index * L + e, count);  // no return value: a reduction
+            grid_barrier(barrier_word, gridDim.x);
+            if (e < L) read_exchange(counts, sums, L, g, total, earlier);
+            // The other set, for the next call: no CTA of this call reads it.
+            int32_t *next = group_sum_set(a, barrier_word_before, true);
+            for (int32_t w = blockIdx.x * kBlockThreads + e; w < kWsGroupSumSetWords; w += gridDim.x * kBlockThreads)
+                __stcg(next + w, 0);
+        },
+        read_phase);
 }

@@ -38,35 +38,41 @@ enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 constexpr int kMaxGpuGroups = 32;
 
 // Workspace layout, in 32-bit words. It must be zero before the first
-// call; every call leaves the barrier word's low bits and the group arrival
-// counters as it found them, so it needs zeroing only once.
+// call; every call leaves it ready for the next (the barrier words' low bits
+// as it found them, the large kernel's next group sums zero), so it needs
+// zeroing only once.
+// The small kernel's cooperative grid meets at this barrier word; the large
+// kernel at its own, whose phase bit (bit 31) flips once per large call and
+// so names the set of group sums the call accumulates into.
 constexpr int kWsBarrierWord = 0;
 constexpr int kWsBarrierWords = 1;
+constexpr int kWsLargeBarrierWord = 32;
 // Profiling builds (phase_clocks): CTA 0 stamps clock64() at its phase
 // boundaries into header words 8.., as int64 values.
 constexpr int kWsPhaseClockWord = 8;
 constexpr int kPhaseClockCount = 7;
+constexpr int kWsHeaderWords = 64;
 // The large kernel's CTAs form groups of consecutive CTAs (about sqrt of the
-// grid each, so at most 16 groups of at most 16): one arrival counter per
-// group, each in a 32-byte sector of its own.
+// grid each, so at most 16 groups of at most 16).
 constexpr int kMaxCtaGroups = 16;
 constexpr int kMaxGroupCtas = 16;
 static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");
-constexpr int kWsGroupArrivalWord = 32;
-constexpr int kWsGroupArrivalStride = 8;
-constexpr int kWsHeaderWords = kWsGroupArrivalWord + kMaxCtaGroups * kWsGroupArrivalStride;
-static_assert(kWsHeaderWords % 32 == 0, "the count table starts 128-byte aligned");
+// Two sets of group sums follow the header (large kernel): in set s,
+// word g * L + e holds the pairs of expert e in group g's token ranges,
+// added atomically by the group's CTAs into the set named by the large
+// barrier word's phase bit; each call zeroes the whole other set for the
+// next. Sets of a fixed size at fixed places keep that true whatever the
+// L of the calls sharing the workspace.
+constexpr int kWsGroupSumSetWords = kMaxCtaGroups * kMaxExperts;
+constexpr int kWsGroupSumSetsWord = kWsHeaderWords;
+// Then the count table, counts[c * L + e] (L: the call's plan experts):
+// pairs of expert e in CTA c's token range. At most kMaxGridCtas rows of at
+// most E.
+constexpr int kWsCountTableWord = kWsGroupSumSetsWord + 2 * kWsGroupSumSetWords;
+static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
 
-// counts[c * L + e] (L: the call's plan experts): pairs of expert e in CTA
-// c's token range; the large kernel turns each group's entries into
-// prefixes over the group. At most kMaxGridCtas rows of at most E.
-ALPHAMOE_HOST_DEVICE inline int64_t workspace_count_words(int32_t num_experts) {
-    return static_cast<int64_t>(num_experts) * kMaxGridCtas;
-}
-// group_sums[g * L + e] follow the count table (large kernel): pairs of
-// expert e in group g's token ranges.
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
-    return kWsHeaderWords + workspace_count_words(num_experts) + static_cast<int64_t>(num_experts) * kMaxCtaGroups;
+    return kWsCountTableWord + static_cast<int64_t>(num_experts) * kMaxGridCtas;
 }
 
 struct RouteArgs {

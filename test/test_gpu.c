@@ -257,6 +257,42 @@ static void gpu_back_to_back(void **state) {
     print_message("# 1000 calls, %d checked\n", checked);
 }
 
+/* One workspace shared by routers of different E, calls alternating
+ * between the large kernel of each and the small kernel's cooperative grid:
+ * every call exact, and the workspace ready for the next after each. */
+static void gpu_shared_workspace(void **state) {
+    (void)state;
+    test_rng rng = case_rng(15);
+    route_case cases[3] = {{512, 10, 8, 3000, 3000, 0u, 0, LOGITS_RANDOM, 0, 1, 0},
+                           {64, 6, 16, 2000, 2000, 0u, 0, LOGITS_RANDOM, 0, 1, 0},
+                           {64, 6, 16, 600, 2000, 0u, 0, LOGITS_RANDOM, 0, 1, 0}};
+    case_inputs in[2];
+    device_plan d[2];
+    for (int i = 0; i < 2; ++i) {
+        inputs_make(&in[i], &cases[i], &rng);
+        device_plan_alloc(&d[i], in[i].router, 1);
+    }
+    /* The E = 512 router's workspace is the larger; the other borrows it. */
+    assert_true(d[0].buffers.workspace_bytes >= d[1].buffers.workspace_bytes);
+    d[1].buffers.workspace = d[0].buffers.workspace;
+    d[1].buffers.workspace_bytes = d[0].buffers.workspace_bytes;
+    for (int call = 0; call < 12; ++call) {
+        const int which = call % 3, r = which == 0 ? 0 : 1;
+        const route_case *c = &cases[which];
+        fill_logits(&rng, in[r].logits, c->M, c->E, in[r].stride, LOGITS_RANDOM, 0);
+        inputs_update(&in[r], c);
+        device_plan_poison(&d[r], 0);
+        route_on(&in[r], c, &d[r], 0);
+        device_plan_read(&d[r], 0);
+        check_against(&in[r].expected, &d[r], c, "shared workspace");
+        device_plan_expect_workspace_ready(&d[0], "shared workspace");
+    }
+    for (int i = 0; i < 2; ++i) {
+        device_plan_free(&d[i]);
+        inputs_free(&in[i]);
+    }
+}
+
 /* Two plans of different shapes on two streams, interleaved. */
 static void gpu_two_streams(void **state) {
     (void)state;
@@ -528,6 +564,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_empty_batch),
         cmocka_unit_test(gpu_graph_replay),
         cmocka_unit_test(gpu_back_to_back),
+        cmocka_unit_test(gpu_shared_workspace),
         cmocka_unit_test(gpu_two_streams),
         cmocka_unit_test(gpu_pdl),
         cmocka_unit_test(gpu_info),

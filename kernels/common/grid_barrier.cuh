@@ -1,5 +1,5 @@
 // A grid-wide barrier for co-resident (cooperatively launched) grids, kept in
-// one word of the caller's workspace. CTA 0 adds 2^31 - (n - 1) and every
+// one word of the caller's workspace (`word`). CTA 0 adds 2^31 - (n - 1) and every
 // other CTA 1, so the n arrivals add exactly 2^31: the word's top bit flips
 // when the last CTA arrives, and at no other time, and its low 31 bits are
 // back where they were. Each CTA waits for the flip with one atomic and one
@@ -11,14 +11,12 @@
 #include <cuda/atomic>
 #include <stdint.h>
 
-#include "route_args.h"
-
 namespace alphamoe {
 
-__device__ __forceinline__ void grid_barrier(uint32_t *workspace, uint32_t num_ctas) {
+__device__ __forceinline__ void grid_barrier(uint32_t *barrier_word, uint32_t num_ctas) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> word(workspace[kWsBarrierWord]);
+        cuda::atomic_ref<uint32_t, cuda::thread_scope_device> word(*barrier_word);
         const uint32_t arrival = blockIdx.x == 0 ? 0x80000000u - (num_ctas - 1u) : 1u;
         // Release: the CTA's writes, ordered before this by __syncthreads.
         const uint32_t before = word.fetch_add(arrival, cuda::std::memory_order_release);

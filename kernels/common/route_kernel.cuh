@@ -14,7 +14,7 @@ namespace alphamoe {
 // counts[cta * L + e]. Thread e of a CTA writes and reads word e of a row,
 // so a warp's accesses are coalesced.
 __device__ __forceinline__ int32_t *workspace_counts(const RouteArgs &a) {
-    return reinterpret_cast<int32_t *>(a.workspace + kWsHeaderWords);
+    return reinterpret_cast<int32_t *>(a.workspace + kWsCountTableWord);
 }
 
 // Cooperative grids: publishes this CTA's count of expert threadIdx.x.
@@ -29,7 +29,7 @@ __device__ __forceinline__ int32_t *publish_counts(const RouteArgs &a, int32_t c
 // publish_counts, then waits until every CTA has published.
 __device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, int32_t count) {
     int32_t *counts = publish_counts(a, count);
-    grid_barrier(a.workspace, gridDim.x);
+    grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
     return counts;
 }
 
@@ -42,14 +42,22 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
 __device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
 #endif
 
+struct NoEarlyReads {
+    __device__ void operator()() const {}
+};
+
 // exchange(count, &total, &earlier) runs in every thread; in thread e < E,
 // count is this CTA's count of expert e, and it must set the call-wide
-// total and the count held by CTAs before this one.
-template <bool kShared, bool kFlavoured, typename Exchange>
-__device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange) {
+// total and the count held by CTAs before this one. early() runs in every
+// thread before selection, as soon as global memory may be read: reads the
+// exchange needs, whose latency selection then hides.
+template <bool kShared, bool kFlavoured, typename Exchange, typename EarlyReads = NoEarlyReads>
+__device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
+                                                  EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
+    early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
         return;

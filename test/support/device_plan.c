@@ -129,12 +129,29 @@ void device_plan_expect_workspace(const device_plan *d, unsigned char byte, cons
 
 void device_plan_zero_workspace(device_plan *d) { device_plan_fill_workspace(d, 0); }
 
+/* The workspace layout of kernels/route_args.h that the check needs. */
+enum {
+    WS_BARRIER_WORD = 0,
+    WS_LARGE_BARRIER_WORD = 32,
+    WS_GROUP_SUM_SETS_WORD = 64,
+    WS_GROUP_SUM_SET_WORDS = 16 * 512,
+};
+
 void device_plan_expect_workspace_ready(const device_plan *d, const char *what) {
-    uint32_t header[32 + 8 * 16];
-    CUDA_OK(cudaMemcpy(header, d->workspace, sizeof header, cudaMemcpyDeviceToHost));
-    if (header[0] & 0x7fffffffu) fail_msg("%s: grid barrier word 0x%08x, want 0 or 0x80000000", what, header[0]);
-    for (int g = 0; g < 16; ++g)
-        if (header[32 + 8 * g] != 0) fail_msg("%s: group %d arrival counter %u, want 0", what, g, header[32 + 8 * g]);
+    enum { words = WS_GROUP_SUM_SETS_WORD + 2 * WS_GROUP_SUM_SET_WORDS };
+    uint32_t *ws = malloc(words * sizeof *ws);
+    assert_non_null(ws);
+    CUDA_OK(cudaMemcpy(ws, d->workspace, words * sizeof *ws, cudaMemcpyDeviceToHost));
+    const int barriers[2] = {WS_BARRIER_WORD, WS_LARGE_BARRIER_WORD};
+    for (int b = 0; b < 2; ++b)
+        if (ws[barriers[b]] & 0x7fffffffu)
+            fail_msg("%s: grid barrier word %d is 0x%08x, want 0 or 0x80000000", what, barriers[b], ws[barriers[b]]);
+    /* The set of group sums the next large call adds into. */
+    const int next_set = (int)(ws[WS_LARGE_BARRIER_WORD] >> 31);
+    const uint32_t *set = ws + WS_GROUP_SUM_SETS_WORD + next_set * WS_GROUP_SUM_SET_WORDS;
+    for (int w = 0; w < WS_GROUP_SUM_SET_WORDS; ++w)
+        if (set[w] != 0) fail_msg("%s: group sum %d of set %d is %u, want 0", what, w, next_set, set[w]);
+    free(ws);
 }
 
 void expect_plans_bitwise_equal(const host_plan *a, const host_plan *b, int32_t M) {

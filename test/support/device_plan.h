@@ -44,9 +44,9 @@ void device_plan_fill_workspace(device_plan *d, unsigned char byte);
 void device_plan_expect_workspace(const device_plan *d, unsigned char byte, const char *what);
 void device_plan_zero_workspace(device_plan *d);
 /* Fails unless the workspace is ready for the next call, as every call must
- * leave it (kernels/route_args.h): the grid barrier word holds at most its
- * phase bit (bit 31), and the large kernel's group arrival counters (words
- * 32 + 8 g, g < 16) are zero. */
+ * leave it (kernels/route_args.h): both grid barrier words hold at most
+ * their phase bit (bit 31), and the set of group sums the next large call
+ * adds into, named by the large barrier word's phase bit, is zero. */
 void device_plan_expect_workspace_ready(const device_plan *d, const char *what);
 
 /* Fails unless two read-back plans of M tokens (both with the optional
