@@ -216,6 +216,11 @@ __device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
     return mask;
 }
 
+// The fewest slots per lane (E > 32 * (this / 2)) for which warp_rank_row
+// compares logits with a threshold: with fewer, the conversions it saves do
+// not pay for its extra steps (measured on the H200: E256, E128 slower).
+constexpr int kLogitThresholdMinSlots = 16;
+
 // The ranking of the plain kernels (fp32 logits, the plain softmax), with
 // warp_rank_keys's result. Its method too, with the per-expert work cut to a
 // maximum and a comparison: the lanes' largest logits give the bound, whose
@@ -230,7 +235,12 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
                                               int lane, RankScratch &scratch, int32_t &id_out,
                                               uint32_t &key_out, uint32_t &first_key) {
     static_assert(S <= 16, "a lane's candidate count must fit in 5 bits");
-    if constexpr (S > 1) {
+    if constexpr (S < kLogitThresholdMinSlots) {
+        uint32_t key[S];
+        row_keys(row, n_candidates, lane, key);
+        warp_rank_keys<S>(key, n_select, lane, scratch, id_out, key_out, first_key);
+        return;
+    } else {
         float lane_best = row.value[0];
 #pragma unroll
         for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row.value[i]);
