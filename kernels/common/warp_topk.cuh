@@ -96,19 +96,23 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
     }
 }
 
-// A lower bound of the n-th largest of one key per lane, counting equal
-// keys separately (1 <= n <= 32): the n-th largest with its low 6 bits
+// A lower bound of the n-th largest of kLanes keys, one in each of lanes
+// 0..kLanes-1 (lane l + kLanes holds a copy of lane l's), counting equal keys
+// separately (1 <= n <= kLanes): the n-th largest with its low 6 bits
 // cleared. The key is halved and its low 5 bits make way for the lane, so
-// the 32 values are distinct and below 2^31, and the n-th largest is the
+// the kLanes values are distinct and below 2^31, and the n-th largest is the
 // one with n - 1 values above it: a single comparison per pair of lanes, no
 // chain of reductions. Below 2^31 a comparison is the sign of a difference,
 // so each costs a subtraction and a shift-add rather than a compare, an add
 // and a select.
+template <int kLanes = 32>
 __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
-    const uint32_t mine = ((key >> 1) & ~31u) | (31u - static_cast<uint32_t>(lane));
+    static_assert(kLanes == 16 || kLanes == 32, "the values fill the warp once or twice");
+    const uint32_t tag = static_cast<uint32_t>(kLanes - 1 - (lane & (kLanes - 1)));
+    const uint32_t mine = ((key >> 1) & ~31u) | tag;
     uint32_t above = 0;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
+    for (int j = 0; j < kLanes; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
     const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
     return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
@@ -244,7 +248,12 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         float lane_best = row.value[0];
 #pragma unroll
         for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row.value[i]);
-        const uint32_t bound = warp_nth_largest_bound(ordered_key(lane_best), n_select, lane);
+        // The bound from the 16 maxima of lane pairs (l, l + 16): n of them
+        // are n distinct experts too, so it bounds the n-th largest as well,
+        // for half the comparisons; a few more candidates reach it (on
+        // random rows of 512, 14.7 rather than 11.7 for n = 10).
+        const float pair_best = fmaxf(lane_best, __shfl_xor_sync(kFullMask, lane_best, 16));
+        const uint32_t bound = warp_nth_largest_bound<16>(ordered_key(pair_best), n_select, lane);
         // key >= bound <=> logit >= threshold for every logit but NaN: keys
         // keep the order of logits (and merge the zeros, which compare equal).
         const float threshold = key_value(bound);
