@@ -106,12 +106,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     const bool any = range.begin < range.end;
     RowSlice<S> next;
     float next_shared = 0.0f;
-    // Without flavours the next row comes by one addition per token rather
-    // than a 64-bit product (the flavoured kernels keep the product: a
-    // pointer held across the loop takes registers they do not have).
-    const char *row = token_row<kFlavoured>(a, range.begin);
-    const int64_t row_bytes = token_row<kFlavoured>(a, 1) - token_row<kFlavoured>(a, 0);
     if (any) {  // first, so the loads overlap the clearing below
+        const char *row = token_row<kFlavoured>(a, range.begin);
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
@@ -122,7 +118,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         const RowSlice<S> current = next;
         const float shared_logit = next_shared;
         if (t + 1 < range.end) {
-            row = kFlavoured ? token_row<kFlavoured>(a, t + 1) : row + row_bytes;
+            const char *row = token_row<kFlavoured>(a, t + 1);
             next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
             if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
         }
