@@ -23,14 +23,16 @@ struct Thresholds {
     int32_t small_tokens_per_cta;  // one token per warp in flight
 };
 
-// sm_90a: from the H200 sweep in bench/RESULTS.md. The Blackwell rows are
-// the Hopper values until they are measured there.
+// sm_90a: from the H200 sweep in bench/RESULTS.md (E512 k10: large is the
+// faster from 192 tokens on). small keeps its cluster up to 256 tokens
+// when it is forced. The Blackwell rows are the Hopper values until they
+// are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 256, 768, kWarpsPerBlock},
-    {100, 16, 256, 768, kWarpsPerBlock},
-    {103, 16, 256, 768, kWarpsPerBlock},
+    {90, 16, 256, 128, kWarpsPerBlock},
+    {100, 16, 256, 128, kWarpsPerBlock},
+    {103, 16, 256, 128, kWarpsPerBlock},
 };
-const Thresholds kDefaultThresholds = {0, 16, 256, 768, kWarpsPerBlock};
+const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)

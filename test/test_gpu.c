@@ -258,27 +258,30 @@ static void gpu_back_to_back(void **state) {
 }
 
 /* One workspace shared by routers of different E, calls alternating
- * between the large kernel of each and the small kernel's cooperative grid:
- * every call exact, and the workspace ready for the next after each. */
+ * between the large kernel of each and the small kernel's cooperative grid
+ * (forced: 600 tokens): every call exact, and the workspace ready for the
+ * next after each. */
 static void gpu_shared_workspace(void **state) {
     (void)state;
     test_rng rng = case_rng(15);
     route_case cases[3] = {{512, 10, 8, 3000, 3000, 0u, 0, LOGITS_RANDOM, 0, 1, 0},
                            {64, 6, 16, 2000, 2000, 0u, 0, LOGITS_RANDOM, 0, 1, 0},
-                           {64, 6, 16, 600, 2000, 0u, 0, LOGITS_RANDOM, 0, 1, 0}};
-    case_inputs in[2];
-    device_plan d[2];
-    for (int i = 0; i < 2; ++i) {
+                           {64, 6, 16, 600, 600, 0u, ALPHAMOE_SPECIALIZATION_SMALL, LOGITS_RANDOM, 0, 1, 0}};
+    case_inputs in[3];
+    device_plan d[3];
+    for (int i = 0; i < 3; ++i) {
         inputs_make(&in[i], &cases[i], &rng);
         device_plan_alloc(&d[i], in[i].router, 1);
     }
-    /* The E = 512 router's workspace is the larger; the other borrows it. */
-    assert_true(d[0].buffers.workspace_bytes >= d[1].buffers.workspace_bytes);
-    d[1].buffers.workspace = d[0].buffers.workspace;
-    d[1].buffers.workspace_bytes = d[0].buffers.workspace_bytes;
+    /* The E = 512 router's workspace is the largest; the others borrow it. */
+    for (int i = 1; i < 3; ++i) {
+        assert_true(d[0].buffers.workspace_bytes >= d[i].buffers.workspace_bytes);
+        d[i].buffers.workspace = d[0].buffers.workspace;
+        d[i].buffers.workspace_bytes = d[0].buffers.workspace_bytes;
+    }
     for (int call = 0; call < 12; ++call) {
-        const int which = call % 3, r = which == 0 ? 0 : 1;
-        const route_case *c = &cases[which];
+        const int r = call % 3;
+        const route_case *c = &cases[r];
         fill_logits(&rng, in[r].logits, c->M, c->E, in[r].stride, LOGITS_RANDOM, 0);
         inputs_update(&in[r], c);
         device_plan_poison(&d[r], 0);
@@ -287,7 +290,7 @@ static void gpu_shared_workspace(void **state) {
         check_against(&in[r].expected, &d[r], c, "shared workspace");
         device_plan_expect_workspace_ready(&d[0], "shared workspace");
     }
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
         device_plan_free(&d[i]);
         inputs_free(&in[i]);
     }
