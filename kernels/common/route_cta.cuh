@@ -152,7 +152,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
                                                                   logit, active, largest)
                                         : warp_gate_weight(logit, active, largest);
         if (active) {
-            const int64_t p = static_cast<int64_t>(t) * k + lane;
+            const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
             a.topk_ids[p] = id;
             a.topk_weights[p] = weight;
             const int32_t local = kFlavoured ? local_expert(a, id) : id;
@@ -165,7 +165,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
                 else
                     sh.warp_counts[warp][local] += 1;
             }
-            const int64_t j = static_cast<int64_t>(t - range.begin) * k + lane;
+            const int32_t j = (t - range.begin) * k + lane;
             if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
         }
         __syncwarp();

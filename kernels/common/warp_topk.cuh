@@ -25,9 +25,11 @@ struct RowSlice {
 // Whether slot i of this lane holds one of the row's n_candidates experts.
 // S is the smallest power of two of slots that holds the row, so with S > 1
 // the first half of the slots is always full: no test, no predicate.
+// i * 32 + lane < n is i < ceil((n - lane) / 32), a bound the compiler
+// computes once for all slots (n >= 1, so n - lane + 31 > 0).
 template <int S>
 __device__ __forceinline__ bool slot_in_row(int i, int lane, int n_candidates) {
-    return (S > 1 && i < S / 2) || i * 32 + lane < n_candidates;
+    return (S > 1 && i < S / 2) || i < ((n_candidates - lane + 31) >> 5);
 }
 
 template <int S>
