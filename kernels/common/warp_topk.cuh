@@ -141,8 +141,8 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
 }
 
 // Where the lane's `count` candidates go in the gathered list (at) and how
-// many the warp gathers: the candidates of the lanes before it, summed bit by bit
-// of the counts with independent ballots.
+// many the warp gathers: the candidates of the lanes before it, summed bit
+// by bit of the counts with independent ballots.
 __device__ __forceinline__ void place_candidates_by_count(uint32_t count, int lane, int &at, int &gathered) {
     const uint32_t lanes_before = (1u << lane) - 1u;
     at = 0;
@@ -214,8 +214,9 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
 }
 
-// ~0u where x >= threshold, else 0 (never for NaN): one instruction, where
-// a comparison and a select would take two.
+// ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
+// than bools, keeps the compiler from assembling the comparisons into a bit
+// mask bit by bit, which costs two more instructions per slot.
 __device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
     uint32_t mask;
     asm("set.ge.u32.f32 %0, %1, %2;" : "=r"(mask) : "f"(x), "f"(threshold));
@@ -259,9 +260,8 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         // key >= bound <=> logit >= threshold for every logit but NaN: keys
         // keep the order of logits (and merge the zeros, which compare equal).
         const float threshold = key_value(bound);
-        // Counted as integer masks (0 or ~0) and compared again where the
-        // candidates are gathered: a bit mask of them, or predicated
-        // increments, cost more instructions than the comparisons.
+        // Counted as integer masks (0 or ~0), and compared again where the
+        // candidates are gathered: cheaper than keeping a bit mask of them.
         uint32_t count = 0;
 #pragma unroll
         for (int i = 0; i < S; ++i) count -= reaches_mask(row.value[i], threshold);
