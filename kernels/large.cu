@@ -52,14 +52,23 @@ __device__ __forceinline__ int32_t *group_sum_set(const RouteArgs &a, uint32_t b
 __device__ __forceinline__ void read_exchange(const int32_t *counts, const int32_t *sums, int32_t L,
                                               const CtaGroup &g, int32_t *total, int32_t *earlier) {
     const int e = threadIdx.x;
-    const int cta = blockIdx.x;
+    const int members_before = blockIdx.x - g.first;
+    // This code runs once per call, so its size (fetched cold) costs more
+    // than its instruction count: the group sums sit at constant offsets
+    // from one address (rows of kMaxExperts), and the member rows are
+    // reached by stepping one address, not by 64-bit arithmetic per load.
+    const int32_t *group_row = sums + e;
+    const char *member_row = reinterpret_cast<const char *>(counts + g.first * L + e);
+    const int64_t member_stride = static_cast<int64_t>(L) * sizeof(int32_t);
     int32_t group[kMaxCtaGroups], member[kMaxGroupCtas - 1];
 #pragma unroll
     for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
-        group[i] = i < g.count ? __ldcg(sums + i * L + e) : 0;
+        group[i] = i < g.count ? __ldcg(group_row + i * kMaxExperts) : 0;
 #pragma unroll
-    for (int i = 0; i < kMaxGroupCtas - 1; ++i)
-        member[i] = g.first + i < cta ? __ldcg(counts + (g.first + i) * L + e) : 0;
+    for (int i = 0; i < kMaxGroupCtas - 1; ++i) {
+        member[i] = i < members_before ? __ldcg(reinterpret_cast<const int32_t *>(member_row)) : 0;
+        member_row += member_stride;
+    }
     int32_t all = 0, before = 0;
 #pragma unroll
     for (int i = 0; i < kMaxCtaGroups; ++i) {
@@ -91,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
             int32_t *counts = publish_counts(a, count);
             int32_t *sums = group_sum_set(a, barrier_word_before, false);
             const CtaGroup g = cta_group(blockIdx.x, gridDim.x);
-            if (e < L && count != 0) atomicAdd(sums + g.index * L + e, count);  // no return value: a reduction
+            if (e < L && count != 0) atomicAdd(sums + g.index * kMaxExperts + e, count);  // a reduction: no return
             grid_barrier(barrier_word, gridDim.x);
             if (e < L) read_exchange(counts, sums, L, g, total, earlier);
             // The other set, for the next call: no CTA of this call reads it.

@@ -58,7 +58,7 @@ constexpr int kMaxCtaGroups = 16;
 constexpr int kMaxGroupCtas = 16;
 static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");
 // Two sets of group sums follow the header (large kernel): in set s,
-// word g * L + e holds the pairs of expert e in group g's token ranges,
+// word g * kMaxExperts + e holds the pairs of expert e in group g's token ranges,
 // added atomically by the group's CTAs into the set named by the large
 // barrier word's phase bit; each call zeroes the whole other set for the
 // next. Sets of a fixed size at fixed places keep that true whatever the
