@@ -105,6 +105,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
             if (e < L) read_exchange(counts, sums, L, g, total, earlier);
             // The other set, for the next call: no CTA of this call reads it.
             int32_t *next = group_sum_set(a, barrier_word_before, true);
+#pragma unroll 1
             for (int32_t w = blockIdx.x * kBlockThreads + e; w < kWsGroupSumSetWords; w += gridDim.x * kBlockThreads)
                 __stcg(next + w, 0);
         },
