@@ -249,7 +249,7 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     const int k = a.top_k;
     int32_t *running = sh.warp_counts[warp];
     const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;
-    #pragma unroll 1
+#pragma unroll 1
     for (int32_t t = range.begin; t < range.end; ++t) {
         const int32_t p = t * k + lane;
         const int32_t j = (t - range.begin) * k + lane;
@@ -327,14 +327,14 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         const int32_t sub = threadIdx.x & (lanes - 1);
         const int32_t first_expert = (threadIdx.x >> lanes_log2) * num_ctas + cta;
         const int32_t lane_groups = threads >> lanes_log2;
-        #pragma unroll 1
+#pragma unroll 1
         for (int32_t e = first_expert; e < E; e += lane_groups) {
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
-            #pragma unroll 1
+            // Unrolled: with one lane per expert a run takes up to block_m - 1
+            // steps (measured: rolled, E512 M8 0.26 us slower).
             for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
             if (blocks_by_expert)
-                #pragma unroll 1
                 for (int32_t b = begin / bm + sub; b < end / bm; b += lanes) a.expert_ids[b] = e;
         }
     } else {
@@ -344,7 +344,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         const int lane = threadIdx.x & 31;
         const int32_t warp = thread >> 5;
         const int32_t warps = threads >> 5;
-        #pragma unroll 1
+#pragma unroll 1
         for (int32_t first = warp; first < E; first += 32 * warps) {
             const int32_t e = first + lane * warps;
             int32_t pad_from = 0, pad_to = 0, block_from = 0, block_to = 0;
@@ -354,21 +354,21 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
                 block_from = sh.offset[e] / bm;
                 block_to = blocks_by_expert ? pad_to / bm : block_from;
             }
-            #pragma unroll 1
+#pragma unroll 1
             for (uint32_t pending = __ballot_sync(kFullMask, pad_from < pad_to); pending; pending &= pending - 1) {
                 const int src = __ffs(pending) - 1;
                 const int32_t to = __shfl_sync(kFullMask, pad_to, src);
-                #pragma unroll 1
+#pragma unroll 1
                 for (int32_t pos = __shfl_sync(kFullMask, pad_from, src) + lane; pos < to; pos += 32)
                     a.sorted_token_ids[pos] = sentinel;
             }
-            #pragma unroll 1
+#pragma unroll 1
             for (uint32_t pending = __ballot_sync(kFullMask, block_from < block_to); pending;
                  pending &= pending - 1) {
                 const int src = __ffs(pending) - 1;
                 const int32_t to = __shfl_sync(kFullMask, block_to, src);
                 const int32_t id = first + src * warps;
-                #pragma unroll 1
+#pragma unroll 1
                 for (int32_t b = __shfl_sync(kFullMask, block_from, src) + lane; b < to; b += 32)
                     a.expert_ids[b] = id;
             }
@@ -378,7 +378,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     // or skewed routing): each block finds its expert by a binary search of
     // the group starts instead.
     if (!blocks_by_expert) {
-        #pragma unroll 1
+#pragma unroll 1
         for (uint32_t b = thread; b < static_cast<uint32_t>(live_blocks); b += threads) {
             // The last group starting at or before the block's first position
             // (empty groups start where the next one does).
@@ -392,7 +392,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             a.expert_ids[b] = lo;
         }
     }
-    #pragma unroll 1
+#pragma unroll 1
     for (uint32_t e = thread; e < static_cast<uint32_t>(E); e += threads) {
         if (a.expert_counts) a.expert_counts[e] = sh.total[e];
         if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];
@@ -402,11 +402,11 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         if (a.expert_offsets) a.expert_offsets[E] = live_length;
     }
     if (a.flags & kFlagTailFill) {
-        #pragma unroll 1
+#pragma unroll 1
         for (uint32_t pos = live_length + thread; pos < static_cast<uint32_t>(a.capacity); pos += threads)
             a.sorted_token_ids[pos] = sentinel;
         const uint32_t capacity_blocks = a.capacity / bm;
-        #pragma unroll 1
+#pragma unroll 1
         for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
     }
 }
