@@ -1,10 +1,11 @@
 // A grid-wide barrier for co-resident (cooperatively launched) grids, kept in
-// one word of the caller's workspace (`word`). CTA 0 adds 2^31 - (n - 1) and every
-// other CTA 1, so the n arrivals add exactly 2^31: the word's top bit flips
-// when the last CTA arrives, and at no other time, and its low 31 bits are
-// back where they were. Each CTA waits for the flip with one atomic and one
-// spin; there is no count to reset and no generation to read first, and the
-// word stays valid between calls, so the workspace needs zeroing only once.
+// one word of the caller's workspace (`barrier_word`). CTA 0 adds
+// 2^31 - (n - 1) and every other CTA 1, so the n arrivals add exactly 2^31:
+// the word's top bit flips when the last CTA arrives, and at no other time,
+// and its low 31 bits are back where they were. Each CTA waits for the flip
+// with one atomic and one spin; there is no count to reset and no
+// generation to read first, and the word stays valid between calls, so the
+// workspace needs zeroing only once.
 #ifndef ALPHAMOE_KERNELS_GRID_BARRIER_CUH
 #define ALPHAMOE_KERNELS_GRID_BARRIER_CUH
 
