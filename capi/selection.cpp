@@ -20,7 +20,7 @@ struct Thresholds {
     int32_t tiny_max_tokens;
     int32_t small_cluster_max_tokens;  // small as one cluster of at most kMaxClusterCtas CTAs
     int32_t small_max_tokens;
-    int32_t small_tokens_per_cta;  // one token per warp in flight
+    int32_t small_tokens_per_cta;  // at least this many tokens per CTA
 };
 
 // sm_90a: from the H200 sweep in bench/RESULTS.md (E512 k10: large is the
@@ -28,11 +28,11 @@ struct Thresholds {
 // when it is forced. The Blackwell rows are the Hopper values until they
 // are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 256, 128, kWarpsPerBlock},
-    {100, 16, 256, 128, kWarpsPerBlock},
-    {103, 16, 256, 128, kWarpsPerBlock},
+    {90, 16, 256, 128, kWarpsPerBlock / 2},
+    {100, 16, 256, 128, kWarpsPerBlock / 2},
+    {103, 16, 256, 128, kWarpsPerBlock / 2},
 };
-const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock};
+const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)
