@@ -25,8 +25,11 @@ struct Thresholds {
 
 // sm_90a: from the H200 sweep in bench/RESULTS.md (E512 k10: large is the
 // faster from 192 tokens on). small keeps its cluster up to 256 tokens
-// when it is forced. The Blackwell rows are the Hopper values until they
-// are measured there.
+// when it is forced. small puts at least 8 tokens on a CTA, half its warps:
+// selection is bound by the instructions an SM issues, so up to 64 tokens
+// the cluster's extra CTAs pay (measured: E512 M32 -0.48 us, E256 M64
+// -0.66 us). The Blackwell rows are the Hopper values until they are
+// measured there.
 const Thresholds kThresholds[] = {
     {90, 16, 256, 128, kWarpsPerBlock / 2},
     {100, 16, 256, 128, kWarpsPerBlock / 2},
