@@ -38,10 +38,10 @@ __device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row,
 // Issues every load of the slice before any is used, so they are all in
 // flight at once. fp32 loads share one address, the lane's first element,
 // at constant offsets, and slots past the candidates load nothing and hold
-// -inf (what warp_rank_row needs of them). 16-bit
-// slots past the candidates read the last candidate again (the same way
-// there keeps the flavoured kernels within their registers). Either way
-// every reader masks those slots by slot_in_row.
+// -inf (what warp_rank_row needs of them). 16-bit slots past the candidates
+// read the last candidate again (the same way there keeps the flavoured
+// kernels within their registers). Either way every reader masks those
+// slots by slot_in_row.
 template <int S, bool kAnyType>
 __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const char *row, int n_candidates,
                                                        int lane) {

@@ -1,7 +1,7 @@
 // The phases every specialization runs on its CTA's contiguous token range.
 // Specializations differ only in how CTAs exchange their expert counts
-// (tiny: none; small: one barrier, each CTA sums; large: one barrier, each
-// group of CTAs summed by its last CTA before it), so this file holds
+// (tiny: none; small: one barrier, each CTA sums; large: one barrier,
+// counts added atomically into group sums before it), so this file holds
 // everything else.
 //
 // Order inside an expert's group is ascending pair index without atomics:
