@@ -92,7 +92,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
         barrier_word_before =
             cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*barrier_word).load(cuda::std::memory_order_relaxed);
     };
-    route_kernel_body<kSharedExpert, kFlavoured, kFlavoured ? 1 : kMaxTokensPerStep>(
+    route_kernel_body<kSharedExpert, kFlavoured>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier) {
             const int32_t L = a.plan_experts;

@@ -26,10 +26,6 @@ namespace alphamoe {
 constexpr int kPairIdsPerWarp = 160;
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
 
-// The large kernel's plain warps rank two tokens at a time (see
-// select_tokens); every other warp one.
-constexpr int kMaxTokensPerStep = 2;
-
 struct CtaShared {
     // Per warp and expert: pairs counted in phase 1, then the warp's running
     // position inside the CTA's share of the expert's group.
@@ -37,17 +33,14 @@ struct CtaShared {
     // The warp's chosen ids in pair order, from the first pair of its range.
     int16_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
     union {
-        RankScratch rank_scratch[kWarpsPerBlock][kMaxTokensPerStep];  // phase 1
-        struct {  // after phase 1
-            int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
-            int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
-            int32_t total[kMaxExperts];       // pairs per expert over the whole call
-        };
+        RankScratch rank_scratch[kWarpsPerBlock];  // phase 1
+        // After phase 1: the CTA's count of each expert, for the other CTAs
+        // of a cluster to read (the small kernel).
+        int32_t published_counts[kMaxExperts];
     };
-    // After phase 1: the CTA's count of each expert, for the other CTAs of a
-    // cluster to read (the small kernel) until the cluster's last barrier,
-    // so not in the union.
-    int32_t published_counts[kMaxExperts];
+    int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
+    int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
+    int32_t total[kMaxExperts];       // pairs per expert over the whole call
     int32_t scan_scratch[kWarpsPerBlock];
 };
 
@@ -65,13 +58,9 @@ __device__ __forceinline__ TokenRange cta_token_range(const RouteArgs &a, int ct
     return r;
 }
 
-// A warp's share of its CTA's tokens: a multiple of the tokens it ranks at
-// a time (but for the CTA's last warp with tokens).
-template <int kTokensPerStep>
 __device__ __forceinline__ TokenRange warp_token_range(TokenRange cta, int warp) {
     const int32_t n = cta.end - cta.begin;
-    const int32_t per_warp = ((n + kWarpsPerBlock - 1) / kWarpsPerBlock + kTokensPerStep - 1) / kTokensPerStep *
-                             kTokensPerStep;
+    const int32_t per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
     TokenRange r;
     r.begin = min(cta.end, cta.begin + warp * per_warp);
     r.end = min(cta.end, r.begin + per_warp);
@@ -101,45 +90,13 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
     return a.scale == 1.0f ? weight : weight * a.scale;
 }
 
-// Writes a token's chosen ids and weights (lanes 0..k-1), counts its pairs
-// per (local) expert and keeps their local ids for the placement phase.
-template <bool kFlavoured>
-__device__ __forceinline__ void record_token(const RouteArgs &a, CtaShared &sh, TokenRange range, int32_t t,
-                                             int32_t id, float weight) {
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int k = a.top_k;
-    if (lane >= k) return;
-    const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
-    a.topk_ids[p] = id;
-    a.topk_weights[p] = weight;
-    const int32_t local = kFlavoured ? local_expert(a, id) : id;
-    // A token's ids are distinct, so are their local ids but under a map,
-    // which may give several experts one local id. Without flavours every
-    // id is a plan expert.
-    if (!kFlavoured || local >= 0) {
-        if (kFlavoured && (a.flags & kFlagExpertMap))
-            atomicAdd(&sh.warp_counts[warp][local], 1);
-        else
-            sh.warp_counts[warp][local] += 1;
-    }
-    const int32_t j = (t - range.begin) * k + lane;
-    if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
-}
-
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// count its pairs per (local) expert. T tokens at a time (only without
-// flavours, whose ranking is one token's), interleaved: their latencies
-// hide each other's where a scheduler has few warps. The next step's
-// logits are loaded while the current ones are ranked, so a warp always has
-// rows in flight. Where the range ends inside a step, the step's missing
-// tokens rank the range's last one again, and write nothing. Without
-// kFlavoured: the renormalized fp32 softmax over all experts only, none of
-// the flavours' steps.
-template <int S, int T, bool kShared, bool kFlavoured>
+// count its pairs per (local) expert. The next token's logits are loaded
+// while the current one is ranked, so a warp always has a row in flight.
+// Without kFlavoured: the renormalized fp32 softmax over all experts only,
+// none of the flavours' steps.
+template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
-    static_assert(T == 1 || !kFlavoured, "flavoured tokens are ranked one at a time");
-    static_assert(T <= kMaxTokensPerStep, "a rank scratch per token of a step");
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
@@ -147,79 +104,75 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     const int n_candidates = kShared ? shared_id : a.num_experts;
     const int n_select = kShared ? k - 1 : k;
     const bool any = range.begin < range.end;
-    RowSlice<S> next[T];
-    float next_shared[T];
-    const auto load_step = [&](int32_t first) {
-#pragma unroll
-        for (int u = 0; u < T; ++u) {
-            const char *row = token_row<kFlavoured>(a, T == 1 ? first : min(first + u, range.end - 1));
-            next[u] = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
-            next_shared[u] = kShared ? load_logit<kFlavoured>(a, row, shared_id) : 0.0f;
-        }
-    };
-    if (any) load_step(range.begin);  // first, so the loads overlap the clearing below
+    RowSlice<S> next;
+    float next_shared = 0.0f;
+    if (any) {  // first, so the loads overlap the clearing below
+        const char *row = token_row<kFlavoured>(a, range.begin);
+        next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+        if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
+    }
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
     if (!any) return;
-    for (int32_t t = range.begin; t < range.end; t += T) {
-        RowSlice<S> current[T];
-        float shared_logit[T];
-#pragma unroll
-        for (int u = 0; u < T; ++u) {
-            current[u] = next[u];
-            shared_logit[u] = next_shared[u];
+    for (int32_t t = range.begin; t < range.end; ++t) {
+        const RowSlice<S> current = next;
+        const float shared_logit = next_shared;
+        if (t + 1 < range.end) {
+            const char *row = token_row<kFlavoured>(a, t + 1);
+            next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+            if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
         }
-        if (t + T < range.end) load_step(t + T);
-        int32_t id[T];
-        uint32_t chosen_key[T], first_key[T];
-#pragma unroll
-        for (int u = 0; u < T; ++u) {
-            id[u] = 0;
-            chosen_key[u] = kNoCandidateKey;
-        }
-        if constexpr (kFlavoured) {
+        int32_t id = 0;
+        uint32_t chosen_key = kNoCandidateKey, first_key;
+        if (kFlavoured) {
             uint32_t key[S];
-            flavour_keys(a, current[0], n_candidates, lane, key);
+            flavour_keys(a, current, n_candidates, lane, key);
             if (a.num_groups > 1) keep_best_groups(a, lane, key);
-            warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp][0], id[0], chosen_key[0], first_key[0]);
+            warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
         } else {
-            warp_rank_rows<S, T>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
-                                 first_key);
+            warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
+                             first_key);
         }
         // Keys are the logits themselves unless a correction bias made them
         // scores: then the chosen logits are read again (cached).
         const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
-        const bool active = lane < k;
-        float logit[T], largest[T], weight[T];
-#pragma unroll
-        for (int u = 0; u < T; ++u) {
-            logit[u] = key_value(chosen_key[u]);
-            if (!keys_are_logits)
-                logit[u] = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id[u]) : 0.0f;
-            largest[u] = key_value(first_key[u]);  // NaN only if every candidate chosen is NaN
-            if (kShared) {
-                if (lane == k - 1) {
-                    id[u] = shared_id;
-                    logit[u] = shared_logit[u];
-                }
-                largest[u] = fmaxf(largest[u], shared_logit[u]);  // the non-NaN one when one is NaN
+        float logit = key_value(chosen_key);
+        if (!keys_are_logits)
+            logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
+        float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
+        if (kShared) {
+            if (lane == k - 1) {
+                id = shared_id;
+                logit = shared_logit;
             }
+            largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
         }
-        if constexpr (kFlavoured)
-            weight[0] = gate_weight<S, kShared>(a, current[0], n_candidates, lane, shared_logit[0], logit[0], active,
-                                                largest[0]);
-        else
-            warp_gate_weights<T>(logit, active, largest, weight);
-#pragma unroll
-        for (int u = 0; u < T; ++u) {
-            // Not past the range; the tokens' counts one after the other.
-            if (u == 0 || t + u < range.end) record_token<kFlavoured>(a, sh, range, t + u, id[u], weight[u]);
-            __syncwarp();
+        const bool active = lane < k;
+        const float weight = kFlavoured ? gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit,
+                                                                  logit, active, largest)
+                                        : warp_gate_weight(logit, active, largest);
+        if (active) {
+            const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
+            a.topk_ids[p] = id;
+            a.topk_weights[p] = weight;
+            const int32_t local = kFlavoured ? local_expert(a, id) : id;
+            // A token's ids are distinct, so are their local ids but under a
+            // map, which may give several experts one local id. Without
+            // flavours every id is a plan expert.
+            if (!kFlavoured || local >= 0) {
+                if (kFlavoured && (a.flags & kFlagExpertMap))
+                    atomicAdd(&sh.warp_counts[warp][local], 1);
+                else
+                    sh.warp_counts[warp][local] += 1;
+            }
+            const int32_t j = (t - range.begin) * k + lane;
+            if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
         }
+        __syncwarp();
     }
 }
 
-template <bool kShared, bool kFlavoured, int T>
+template <bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaShared &sh,
                                                         TokenRange range) {
     const int n_candidates = kShared ? a.num_experts - 1 : a.num_experts;
@@ -231,23 +184,23 @@ __device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaS
         // (The flavoured kernels keep the chain: the switch costs them a
         // spill.)
         switch (slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4) {
-        case 0: select_tokens<1, T, kShared, kFlavoured>(a, sh, range); break;
-        case 1: select_tokens<2, T, kShared, kFlavoured>(a, sh, range); break;
-        case 2: select_tokens<4, T, kShared, kFlavoured>(a, sh, range); break;
-        case 3: select_tokens<8, T, kShared, kFlavoured>(a, sh, range); break;
-        default: select_tokens<16, T, kShared, kFlavoured>(a, sh, range); break;
+        case 0: select_tokens<1, kShared, kFlavoured>(a, sh, range); break;
+        case 1: select_tokens<2, kShared, kFlavoured>(a, sh, range); break;
+        case 2: select_tokens<4, kShared, kFlavoured>(a, sh, range); break;
+        case 3: select_tokens<8, kShared, kFlavoured>(a, sh, range); break;
+        default: select_tokens<16, kShared, kFlavoured>(a, sh, range); break;
         }
     } else {
         if (slots <= 1)
-            select_tokens<1, T, kShared, kFlavoured>(a, sh, range);
+            select_tokens<1, kShared, kFlavoured>(a, sh, range);
         else if (slots <= 2)
-            select_tokens<2, T, kShared, kFlavoured>(a, sh, range);
+            select_tokens<2, kShared, kFlavoured>(a, sh, range);
         else if (slots <= 4)
-            select_tokens<4, T, kShared, kFlavoured>(a, sh, range);
+            select_tokens<4, kShared, kFlavoured>(a, sh, range);
         else if (slots <= 8)
-            select_tokens<8, T, kShared, kFlavoured>(a, sh, range);
+            select_tokens<8, kShared, kFlavoured>(a, sh, range);
         else
-            select_tokens<16, T, kShared, kFlavoured>(a, sh, range);
+            select_tokens<16, kShared, kFlavoured>(a, sh, range);
     }
 }
 
@@ -274,7 +227,7 @@ __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShare
 // code fetched cold: their loops stay rolled (#pragma unroll 1), since an
 // unrolled copy costs more instruction fetches than the loop steps it saves
 // (the token loop's steps wait on one another through `running` anyway).
-template <bool kFlavoured, int kTokensPerStep>
+template <bool kFlavoured>
 __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
                                             int32_t total, int32_t earlier_ctas) {
     const int e = threadIdx.x;
@@ -292,7 +245,7 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
 
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
-    const TokenRange range = warp_token_range<kTokensPerStep>(cta_range, warp);
+    const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
     int32_t *running = sh.warp_counts[warp];
     const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;

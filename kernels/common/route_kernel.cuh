@@ -50,9 +50,8 @@ struct NoEarlyReads {
 // count is this CTA's count of expert e, and it must set the call-wide
 // total and the count held by CTAs before this one. early() runs in every
 // thread before selection, as soon as global memory may be read: reads the
-// exchange needs, whose latency selection then hides. kTokensPerStep: the
-// tokens a warp ranks at a time (see select_tokens).
-template <bool kShared, bool kFlavoured, int kTokensPerStep, typename Exchange, typename EarlyReads = NoEarlyReads>
+// exchange needs, whose latency selection then hides.
+template <bool kShared, bool kFlavoured, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
@@ -64,15 +63,14 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         return;
     }
     const TokenRange range = cta_token_range(a, blockIdx.x);
-    select_tokens_any_width<kShared, kFlavoured, kTokensPerStep>(
-        a, sh, warp_token_range<kTokensPerStep>(range, threadIdx.x >> 5));
+    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_token_range(range, threadIdx.x >> 5));
     phase_clock(a, 2);
     const int32_t count = cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
     exchange(count, &total, &earlier);
     phase_clock(a, 4);
-    place_pairs<kFlavoured, kTokensPerStep>(a, sh, range, total, earlier);
+    place_pairs<kFlavoured>(a, sh, range, total, earlier);
     phase_clock(a, 5);
     write_plan_rest(a, sh, blockIdx.x, gridDim.x);
     phase_clock(a, 6);

@@ -106,35 +106,17 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
 // one with n - 1 values above it: a single comparison per pair of lanes, no
 // chain of reductions. Below 2^31 a comparison is the sign of a difference,
 // so each costs a subtraction and a shift-add rather than a compare, an add
-// and a select. T tokens' bounds at once, their steps interleaved.
-template <int kLanes, int T>
-__device__ __forceinline__ void warp_nth_largest_bounds(const uint32_t (&key)[T], int n, int lane,
-                                                        uint32_t (&bound)[T]) {
-    static_assert(kLanes == 16 || kLanes == 32, "the values fill the warp once or twice");
-    const uint32_t tag = static_cast<uint32_t>(kLanes - 1 - (lane & (kLanes - 1)));
-    uint32_t mine[T], above[T];
-#pragma unroll
-    for (int u = 0; u < T; ++u) {
-        mine[u] = ((key[u] >> 1) & ~31u) | tag;
-        above[u] = 0;
-    }
-#pragma unroll
-    for (int j = 0; j < kLanes; ++j)
-#pragma unroll
-        for (int u = 0; u < T; ++u) above[u] += (mine[u] - __shfl_sync(kFullMask, mine[u], j)) >> 31;
-#pragma unroll
-    for (int u = 0; u < T; ++u) {
-        const uint32_t holder = __ballot_sync(kFullMask, above[u] == static_cast<uint32_t>(n - 1));
-        bound[u] = (__shfl_sync(kFullMask, mine[u], __ffs(holder) - 1) & ~31u) << 1;
-    }
-}
-
+// and a select.
 template <int kLanes = 32>
 __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
-    const uint32_t keys[1] = {key};
-    uint32_t bound[1];
-    warp_nth_largest_bounds<kLanes, 1>(keys, n, lane, bound);
-    return bound[0];
+    static_assert(kLanes == 16 || kLanes == 32, "the values fill the warp once or twice");
+    const uint32_t tag = static_cast<uint32_t>(kLanes - 1 - (lane & (kLanes - 1)));
+    const uint32_t mine = ((key >> 1) & ~31u) | tag;
+    uint32_t above = 0;
+#pragma unroll
+    for (int j = 0; j < kLanes; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
+    const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
+    return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
 
 // Scratch of one warp for the rankings: gathered candidates, then the
@@ -173,51 +155,25 @@ __device__ __forceinline__ void place_candidates_by_count(uint32_t count, int la
     }
 }
 
-// Ranks the gathered rank values of T tokens. Token u's candidate[0..n)
-// hold its gathered values, then zeros up to most = the largest n (a zero
-// ranks below every rank value), and lane l < n holds candidate[l] in
-// mine[u]: each candidate's rank is the number of larger ones (ranks are
-// distinct), and lane r < n_select receives the r-th.
-template <int T>
-__device__ __forceinline__ void rank_gathered(RankScratch *scratch, const uint64_t (&mine)[T], const int (&gathered)[T],
-                                              int most, int n_select, int lane, int32_t (&id_out)[T],
-                                              uint32_t (&key_out)[T], uint32_t (&first_key)[T]) {
-    int rank[T];
-#pragma unroll
-    for (int u = 0; u < T; ++u) rank[u] = 0;
-#pragma unroll 4
-    for (int j = 0; j < most; ++j)
-#pragma unroll
-        for (int u = 0; u < T; ++u) rank[u] += scratch[u].candidate[j] > mine[u] ? 1 : 0;
-    __syncwarp();
-#pragma unroll
-    for (int u = 0; u < T; ++u)
-        if (lane < gathered[u] && rank[u] < n_select) scratch[u].candidate[rank[u]] = mine[u];
-    __syncwarp();
-#pragma unroll
-    for (int u = 0; u < T; ++u) {
-        if (lane < n_select) {
-            const uint64_t chosen = scratch[u].candidate[lane];
-            key_out[u] = static_cast<uint32_t>(chosen >> 32);
-            id_out[u] = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
-        }
-        first_key[u] = static_cast<uint32_t>(scratch[u].candidate[0] >> 32);
-    }
-    __syncwarp();  // the scratch is reused by the warp's next token
-}
-
+// Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
+// holding candidate[l] in `mine`: each candidate's rank is the number of
+// larger ones (ranks are distinct), and lane r < n_select receives the r-th.
 __device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
-                                              int lane, int32_t &id_out, uint32_t &key_out, uint32_t &first_key) {
-    const uint64_t mines[1] = {mine};
-    const int counts[1] = {gathered};
-    int32_t ids[1];
-    uint32_t keys[1], firsts[1];
-    rank_gathered<1>(&scratch, mines, counts, gathered, n_select, lane, ids, keys, firsts);
+                                              int lane, int32_t &id_out, uint32_t &key_out,
+                                              uint32_t &first_key) {
+    int rank = 0;
+#pragma unroll 4
+    for (int j = 0; j < gathered; ++j) rank += scratch.candidate[j] > mine ? 1 : 0;
+    __syncwarp();
+    if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
+    __syncwarp();
     if (lane < n_select) {
-        id_out = ids[0];
-        key_out = keys[0];
+        const uint64_t chosen = scratch.candidate[lane];
+        key_out = static_cast<uint32_t>(chosen >> 32);
+        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
     }
-    first_key = firsts[0];
+    first_key = static_cast<uint32_t>(scratch.candidate[0] >> 32);
+    __syncwarp();  // the scratch is reused by the warp's next token
 }
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
@@ -273,167 +229,102 @@ __device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
 constexpr int kLogitThresholdMinSlots = 16;
 
 // The ranking of the plain kernels (fp32 logits, the plain softmax), with
-// warp_rank_keys's result, for T tokens at once (their steps interleaved,
-// so one token's latencies hide another's). Its method too, with the
-// per-expert work cut to a maximum and a comparison: the lanes' largest
-// logits give the bound, whose logit is the threshold the logits are
-// compared with, and only gathered candidates get ordering keys. Slots past
-// the row hold -inf (load_row_slice); fmaxf skips NaN, and a NaN never
-// reaches a threshold. A bound at or below the key of -inf (a row of -inf
-// and NaN, say) takes the general rounds: its threshold would make slots
-// past the row candidates. One token at a time with fewer than
-// kLogitThresholdMinSlots slots, the keys' method is faster.
-template <int S, int T>
-__device__ __forceinline__ void warp_rank_rows(const RowSlice<S> (&row)[T], int n_candidates, int n_select,
-                                               int lane, RankScratch *scratch, int32_t (&id_out)[T],
-                                               uint32_t (&key_out)[T], uint32_t (&first_key)[T]) {
+// warp_rank_keys's result. Its method too, with the per-expert work cut to a
+// maximum and a comparison: the lanes' largest logits give the bound, whose
+// logit is the threshold the logits are compared with, and only gathered
+// candidates get ordering keys. Slots past the row hold -inf
+// (load_row_slice); fmaxf skips NaN, and a NaN never reaches a threshold.
+// A bound at or below the key of -inf (a row of -inf and NaN, say) takes
+// the general rounds: its threshold would make slots past the row
+// candidates.
+template <int S>
+__device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_candidates, int n_select,
+                                              int lane, RankScratch &scratch, int32_t &id_out,
+                                              uint32_t &key_out, uint32_t &first_key) {
     static_assert(S <= 16, "a lane's candidate count must fit in 5 bits");
-    if constexpr (T == 1 && S < kLogitThresholdMinSlots) {
+    if constexpr (S < kLogitThresholdMinSlots) {
         uint32_t key[S];
-        row_keys(row[0], n_candidates, lane, key);
-        warp_rank_keys<S>(key, n_select, lane, scratch[0], id_out[0], key_out[0], first_key[0]);
+        row_keys(row, n_candidates, lane, key);
+        warp_rank_keys<S>(key, n_select, lane, scratch, id_out, key_out, first_key);
         return;
     } else {
-        // With 16 slots, the bound comes from the 16 maxima of lane pairs
-        // (l, l + 16): n of them are n distinct experts too, so it bounds
-        // the n-th largest as well, for half the comparisons; a few more
-        // candidates reach it (on random rows of 512, 14.7 rather than 11.7
-        // for n = 10).
-        constexpr int kBoundLanes = S >= kLogitThresholdMinSlots ? 16 : 32;
-        uint32_t best[T], bound[T];
+        float lane_best = row.value[0];
 #pragma unroll
-        for (int u = 0; u < T; ++u) {
-            float lane_best = row[u].value[0];
+        for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row.value[i]);
+        // The bound from the 16 maxima of lane pairs (l, l + 16): n of them
+        // are n distinct experts too, so it bounds the n-th largest as well,
+        // for half the comparisons; a few more candidates reach it (on
+        // random rows of 512, 14.7 rather than 11.7 for n = 10).
+        const float pair_best = fmaxf(lane_best, __shfl_xor_sync(kFullMask, lane_best, 16));
+        const uint32_t bound = warp_nth_largest_bound<16>(ordered_key(pair_best), n_select, lane);
+        // key >= bound <=> logit >= threshold for every logit but NaN: keys
+        // keep the order of logits (and merge the zeros, which compare equal).
+        const float threshold = key_value(bound);
+        // Counted as integer masks (0 or ~0), and compared again where the
+        // candidates are gathered: cheaper than keeping a bit mask of them.
+        uint32_t count = 0;
 #pragma unroll
-            for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row[u].value[i]);
-            if (kBoundLanes == 16) lane_best = fmaxf(lane_best, __shfl_xor_sync(kFullMask, lane_best, 16));
-            best[u] = ordered_key(lane_best);
-        }
-        warp_nth_largest_bounds<kBoundLanes, T>(best, n_select, lane, bound);
-        float threshold[T];
-        int at[T], gathered[T];
-        int most = 0;
-        bool gather = true;
-#pragma unroll
-        for (int u = 0; u < T; ++u) {
-            // key >= bound <=> logit >= threshold for every logit but NaN:
-            // keys keep the order of logits (and merge the zeros, which
-            // compare equal).
-            threshold[u] = key_value(bound[u]);
-            // Counted as integer masks (0 or ~0), and compared again where
-            // the candidates are gathered: cheaper than keeping a bit mask.
-            uint32_t count = 0;
-#pragma unroll
-            for (int i = 0; i < S; ++i) count -= reaches_mask(row[u].value[i], threshold[u]);
-            place_candidates_by_count(count, lane, at[u], gathered[u]);
-            most = max(most, gathered[u]);
-            gather = gather && bound[u] > ordered_key(-INFINITY) && gathered[u] <= 32;
-        }
-        if (gather) {
+        for (int i = 0; i < S; ++i) count -= reaches_mask(row.value[i], threshold);
+        int at, gathered;
+        place_candidates_by_count(count, lane, at, gathered);
+        if (bound > ordered_key(-INFINITY) && gathered <= 32) {
             // Gathered as logit bits and id; each lane then makes the rank
             // value of one, so a key costs one conversion per candidate,
             // not one per slot.
-            static_assert(sizeof(scratch[0].gathered.logit_bits) == 32 * sizeof(uint32_t), "ids follow 32 logits");
+            // One moving address: the id array is 32 words after the logits.
+            static_assert(sizeof(scratch.gathered.logit_bits) == 32 * sizeof(uint32_t), "ids follow 32 logits");
+            uint32_t *next = &scratch.gathered.logit_bits[at];
 #pragma unroll
-            for (int u = 0; u < T; ++u) {
-                // One moving address: the id array is 32 words after the logits.
-                uint32_t *next = &scratch[u].gathered.logit_bits[at[u]];
-#pragma unroll
-                for (int i = 0; i < S; ++i) {
-                    if (row[u].value[i] >= threshold[u]) {
-                        next[0] = __float_as_uint(row[u].value[i]);
-                        next[32] = static_cast<uint32_t>(i * 32 + lane);
-                        ++next;
-                    }
+            for (int i = 0; i < S; ++i) {
+                if (row.value[i] >= threshold) {
+                    next[0] = __float_as_uint(row.value[i]);
+                    next[32] = static_cast<uint32_t>(i * 32 + lane);
+                    ++next;
                 }
             }
             __syncwarp();
-            uint32_t logit_bits[T], id[T];
-#pragma unroll
-            for (int u = 0; u < T; ++u) {
-                logit_bits[u] = 0;
-                id[u] = 0;
-                if (lane < gathered[u]) {
-                    logit_bits[u] = scratch[u].gathered.logit_bits[lane];
-                    id[u] = scratch[u].gathered.id[lane];
-                }
+            uint32_t logit_bits = 0, id = 0;
+            if (lane < gathered) {
+                logit_bits = scratch.gathered.logit_bits[lane];
+                id = scratch.gathered.id[lane];
             }
             __syncwarp();
-            uint64_t mine[T];
-#pragma unroll
-            for (int u = 0; u < T; ++u) {
-                mine[u] = lane < gathered[u] ? rank_value(ordered_key(__uint_as_float(logit_bits[u])), id[u]) : 0u;
-                scratch[u].candidate[lane] = mine[u];  // zeros past the gathered: see rank_gathered
-            }
+            const uint64_t mine = lane < gathered ? rank_value(ordered_key(__uint_as_float(logit_bits)), id) : 0u;
+            if (lane < gathered) scratch.candidate[lane] = mine;
             __syncwarp();
-            rank_gathered<T>(scratch, mine, gathered, most, n_select, lane, id_out, key_out, first_key);
-            return;
-        }
-        if constexpr (T > 1) {  // rare: each token on its own
-#pragma unroll
-            for (int u = 0; u < T; ++u) {
-                const RowSlice<S> one[1] = {row[u]};
-                int32_t id[1];
-                uint32_t key[1], first[1];
-                warp_rank_rows<S, 1>(one, n_candidates, n_select, lane, scratch + u, id, key, first);
-                id_out[u] = id[0];
-                key_out[u] = key[0];
-                first_key[u] = first[0];
-            }
+            rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
             return;
         }
     }
     uint32_t key[S];
-    row_keys(row[0], n_candidates, lane, key);
-    warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out[0], key_out[0], first_key[0]);
+    row_keys(row, n_candidates, lane, key);
+    warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
 }
 
 // Renormalized softmax over the chosen logits, one per active lane, with the
-// contract's non-finite rules, for T tokens at once. `largest` is the
-// largest chosen logit that is not NaN (NaN when every chosen logit is NaN),
-// the same in every lane. Every lane of the warp must call it. Chosen lanes
-// are 0..k-1 with k <= 16, so a butterfly over 16 lanes sums them, and it
-// gives every lane the same bits (float addition commutes), so a weight
-// depends only on the logits. Every case is computed and the rule's one
-// selected: no branch, so the tokens' steps interleave.
-template <int T>
-__device__ __forceinline__ void warp_gate_weights(const float (&logit)[T], bool active, const float (&largest)[T],
-                                                  float (&weight)[T]) {
-    float e[T], sum[T];
-    uint32_t infinite[T];
-#pragma unroll
-    for (int u = 0; u < T; ++u) {
-        const bool counted = active && !isnan(logit[u]);
-        e[u] = counted ? expf(logit[u] - largest[u]) : 0.0f;
-        sum[u] = e[u];
-        infinite[u] = __ballot_sync(kFullMask, counted && logit[u] == INFINITY);
-    }
-#pragma unroll
-    for (int offset = 8; offset > 0; offset >>= 1)
-#pragma unroll
-        for (int u = 0; u < T; ++u) sum[u] += __shfl_xor_sync(kFullMask, sum[u], offset);
-#pragma unroll
-    for (int u = 0; u < T; ++u) {
-        // In lanes 0..15 sum >= 1 where the largest logit is finite (it
-        // contributes exp(0)); lanes 16..31 summed zeros, and are lifted to 1
-        // so that no lane takes the reciprocal's slow path (a call to a
-        // subroutine far from this code). A rounded reciprocal and a product
-        // are within 1.5 ulp of the quotient, and unlike the IEEE division
-        // take no slow path where e is 0. 1 / n is the rounded reciprocal.
-        const float finite = e[u] * __frcp_rn(fmaxf(sum[u], 1.0f));
-        const bool is_inf = (infinite[u] >> (threadIdx.x & 31)) & 1u;
-        const float among_inf = is_inf ? __frcp_rn(static_cast<float>(__popc(infinite[u]))) : 0.0f;
-        weight[u] = largest[u] == INFINITY ? among_inf
-                    : largest[u] > -INFINITY ? finite
-                                             : 0.0f;  // every chosen logit is -inf or NaN
-    }
-}
-
+// contract's non-finite rules. `largest` is the largest chosen logit that is
+// not NaN (NaN when every chosen logit is NaN), the same in every lane. Every
+// lane of the warp must call it. Chosen lanes are 0..k-1 with k <= 16, so a
+// butterfly over 16 lanes sums them, and it gives every lane the same bits
+// (float addition commutes), so a weight depends only on the logits.
 __device__ __forceinline__ float warp_gate_weight(float logit, bool active, float largest) {
-    const float logits[1] = {logit}, largests[1] = {largest};
-    float weight[1];
-    warp_gate_weights<1>(logits, active, largests, weight);
-    return weight[0];
+    const bool counted = active && !isnan(logit);
+    if (largest == INFINITY) {
+        const bool is_inf = counted && logit == INFINITY;
+        const int n_inf = __popc(__ballot_sync(kFullMask, is_inf));
+        return is_inf ? 1.0f / static_cast<float>(n_inf) : 0.0f;
+    }
+    if (!(largest > -INFINITY)) return 0.0f;  // every chosen logit is -inf or NaN
+    const float e = counted ? expf(logit - largest) : 0.0f;
+    float sum = e;
+#pragma unroll
+    for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
+    // In lanes 0..15 sum >= 1 (the largest logit contributes exp(0)); lanes
+    // 16..31 summed zeros, and are lifted to 1 so that no lane takes the
+    // reciprocal's slow path (a call to a subroutine far from this code).
+    // A rounded reciprocal and a product are within 1.5 ulp of the quotient,
+    // and unlike the IEEE division take no slow path where e is 0.
+    return e * __frcp_rn(fmaxf(sum, 1.0f));
 }
 
 }  // namespace alphamoe
