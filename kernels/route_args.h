@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "common/block_divisor.h"
+
 #if defined(__CUDACC__)
 #define ALPHAMOE_HOST_DEVICE __host__ __device__
 #else
@@ -102,7 +104,7 @@ struct RouteArgs {
     int32_t topk_groups;         // groups kept
     int32_t local_begin;         // expert parallelism by range: global id of local 0
     int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
-    int32_t reserved;
+    alphamoe_block_divisor block_m_divisor;  // divides by block_m
 };
 
 }  // namespace alphamoe

@@ -44,6 +44,12 @@ struct CtaShared {
     int32_t scan_scratch[kWarpsPerBlock];
 };
 
+// floor(n / block_m) for 0 <= n < 2^31 (every position and count of a plan,
+// whose capacity fits int32).
+__device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n) {
+    return static_cast<int32_t>(alphamoe_block_divide(static_cast<uint32_t>(n), a.block_m_divisor));
+}
+
 struct TokenRange {
     int32_t begin;
     int32_t end;
@@ -232,7 +238,10 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
                                             int32_t total, int32_t earlier_ctas) {
     const int e = threadIdx.x;
     const int32_t bm = a.block_m;
-    const int32_t padded = e < a.plan_experts ? (total + bm - 1) / bm * bm : 0;
+    // roundup(total, bm), as (total - 1) / bm + 1 blocks: the divisor takes
+    // numerators below 2^31, and total - 1 is (total + bm - 1 may not be).
+    const int32_t padded =
+        e < a.plan_experts && total > 0 ? (block_m_divide(a, total - 1) + 1) * bm : 0;
     int32_t live_length = 0;
     const int32_t offset = block_exclusive_scan(padded, sh.scan_scratch, &live_length);
     if (e < a.plan_experts) {
@@ -305,7 +314,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     // Padding and, while the call has no more blocks than experts, block
     // ids: per group a run of at most block_m - 1 sentinels and a run of
     // block ids (at most E in all).
-    const int32_t live_blocks = live_length / bm;
+    const int32_t live_blocks = block_m_divide(a, live_length);
     const bool blocks_by_expert = live_blocks <= E;
     if (bm <= kShortRunMaxBlockM) {
         // Short runs: a group of G lanes per expert, experts spread over
@@ -335,7 +344,8 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             // steps (measured: rolled, E512 M8 0.26 us slower).
             for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
             if (blocks_by_expert)
-                for (int32_t b = begin / bm + sub; b < end / bm; b += lanes) a.expert_ids[b] = e;
+                for (int32_t b = block_m_divide(a, begin) + sub, to = block_m_divide(a, end); b < to; b += lanes)
+                    a.expert_ids[b] = e;
         }
     } else {
         // Long runs, where scattered serial stores cost most: lane l of warp
@@ -351,8 +361,8 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             if (e < E) {
                 pad_from = sh.offset[e] + sh.total[e];
                 pad_to = sh.offset[e + 1];
-                block_from = sh.offset[e] / bm;
-                block_to = blocks_by_expert ? pad_to / bm : block_from;
+                block_from = block_m_divide(a, sh.offset[e]);
+                block_to = blocks_by_expert ? block_m_divide(a, pad_to) : block_from;
             }
 #pragma unroll 1
             for (uint32_t pending = __ballot_sync(kFullMask, pad_from < pad_to); pending; pending &= pending - 1) {
@@ -405,7 +415,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
 #pragma unroll 1
         for (uint32_t pos = live_length + thread; pos < static_cast<uint32_t>(a.capacity); pos += threads)
             a.sorted_token_ids[pos] = sentinel;
-        const uint32_t capacity_blocks = a.capacity / bm;
+        const uint32_t capacity_blocks = block_m_divide(a, a.capacity);
 #pragma unroll 1
         for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
     }
