@@ -42,6 +42,19 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
 __device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
 #endif
 
+// The warp's first row toward L2, a 128-byte line per lane (and the line of
+// its last byte): its loads come only after the row-width dispatch, whose
+// code is fetched cold, and this way the row's DRAM latency overlaps those
+// fetches.
+template <bool kAnyType>
+__device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRange range) {
+    if (range.begin >= range.end) return;
+    const int32_t at = (threadIdx.x & 31) * 128;
+    const int32_t row_bytes = a.num_experts * (!kAnyType || a.logits_type == kLogitsF32 ? 4 : 2);
+    const char *row = token_row<kAnyType>(a, range.begin);
+    if (at < row_bytes + 127) asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
+}
+
 struct NoEarlyReads {
     __device__ void operator()() const {}
 };
@@ -63,7 +76,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         return;
     }
     const TokenRange range = cta_token_range(a, blockIdx.x);
-    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_token_range(range, threadIdx.x >> 5));
+    const TokenRange warp_range = warp_token_range(range, threadIdx.x >> 5);
+    prefetch_first_row<kFlavoured>(a, warp_range);
+    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
     const int32_t count = cta_expert_count(a, sh);
     phase_clock(a, 3);
