@@ -411,15 +411,14 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         *a.num_tokens_post_padded = live_length;
         if (a.expert_offsets) a.expert_offsets[E] = live_length;
     }
-    // The tail fill's ends are the live ends without the flag: its loops run
-    // no step, and the code after them is reached without a jump over them.
-    const bool tail_fill = (a.flags & kFlagTailFill) != 0;
-    const uint32_t tail_end = tail_fill ? static_cast<uint32_t>(a.capacity) : live_length;
-    const uint32_t tail_blocks_end = tail_fill ? block_m_divide(a, a.capacity) : live_blocks;
+    if (a.flags & kFlagTailFill) {
 #pragma unroll 1
-    for (uint32_t pos = live_length + thread; pos < tail_end; pos += threads) a.sorted_token_ids[pos] = sentinel;
+        for (uint32_t pos = live_length + thread; pos < static_cast<uint32_t>(a.capacity); pos += threads)
+            a.sorted_token_ids[pos] = sentinel;
+        const uint32_t capacity_blocks = block_m_divide(a, a.capacity);
 #pragma unroll 1
-    for (uint32_t b = live_blocks + thread; b < tail_blocks_end; b += threads) a.expert_ids[b] = -1;
+        for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
+    }
 }
 
 }  // namespace alphamoe
