@@ -117,9 +117,6 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
-    // Rolled: it runs while the first row is in flight, and unrolled it is
-    // more code to fetch cold.
-#pragma unroll 1
     for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
     if (!any) return;
