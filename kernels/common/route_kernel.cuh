@@ -42,22 +42,17 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
 __device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
 #endif
 
-// The warp's rows toward L2 (the first kPrefetchRows of them), a 128-byte
-// line per lane and the line of each row's last byte: the first row's
-// loads come only after the row-width dispatch, whose code is fetched cold,
-// and the later rows' each during the token before, with less to hide
-// them. The cap keeps what a grid prefetches well within L2.
-constexpr int32_t kPrefetchRows = 8;
-
+// The warp's first row toward L2, a 128-byte line per lane (and the line of
+// its last byte): its loads come only after the row-width dispatch, whose
+// code is fetched cold, and this way the row's DRAM latency overlaps those
+// fetches.
 template <bool kAnyType>
-__device__ __forceinline__ void prefetch_rows(const RouteArgs &a, TokenRange range) {
+__device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRange range) {
+    if (range.begin >= range.end) return;
     const int32_t at = (threadIdx.x & 31) * 128;
     const int32_t row_bytes = a.num_experts * (!kAnyType || a.logits_type == kLogitsF32 ? 4 : 2);
-    if (at >= row_bytes + 127) return;
-    const int32_t end = min(range.end, range.begin + kPrefetchRows);
-#pragma unroll 1
-    for (int32_t t = range.begin; t < end; ++t)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(token_row<kAnyType>(a, t) + min(at, row_bytes - 1)));
+    const char *row = token_row<kAnyType>(a, range.begin);
+    if (at < row_bytes + 127) asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
 }
 
 struct NoEarlyReads {
@@ -82,7 +77,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     }
     const TokenRange range = cta_token_range(a, blockIdx.x);
     const TokenRange warp_range = warp_token_range(range, threadIdx.x >> 5);
-    prefetch_rows<kFlavoured>(a, warp_range);
+    prefetch_first_row<kFlavoured>(a, warp_range);
     select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
     const int32_t count = cta_expert_count(a, sh);
