@@ -38,7 +38,7 @@ RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const voi
     a.num_experts = p.num_experts;
     a.top_k = p.top_k;
     a.block_m = p.block_m;
-    a.block_m_divisor = alphamoe_block_divisor_of(static_cast<uint32_t>(p.block_m));
+    a.block_m_divisor = alphamoe_divisor_of(static_cast<uint32_t>(p.block_m));
     a.capacity = static_cast<int32_t>(router.capacity);
     a.tokens_per_cta = sel.tokens_per_cta;
     a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
@@ -51,6 +51,7 @@ RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const voi
     a.topk_groups = p.topk_groups;
     a.local_begin = p.local_expert_begin;
     a.plan_experts = p.local_expert_count;
+    a.cta_groups = cta_grouping(sel.grid_ctas);
     return a;
 }
 

@@ -1,5 +1,6 @@
 // large: a persistent grid sized to the device, one grid barrier. The CTAs
-// form about sqrt(n) groups of consecutive CTAs. Before the barrier each CTA
+// form about sqrt(n) groups of consecutive CTAs (cta_grouping, worked out
+// by the host). Before the barrier each CTA
 // publishes its counts and adds them atomically into its group's sums
 // (integer sums: the same in any order); after it each CTA adds up the
 // group sums (at most 16 per expert) and the counts of the CTAs before it
@@ -21,19 +22,15 @@ using namespace alphamoe;
 namespace {
 
 struct CtaGroup {
-    int32_t count;  // groups in the grid
     int32_t size;   // CTAs per group (the last may have fewer)
     int32_t index;  // this CTA's group
     int32_t first;  // its first CTA
 };
 
-__device__ __forceinline__ CtaGroup cta_group(int cta, int num_ctas) {
+__device__ __forceinline__ CtaGroup cta_group(const RouteArgs &a, int cta) {
     CtaGroup g;
-    int32_t groups = 1;
-    while (groups * groups < num_ctas) ++groups;  // ceil(sqrt(n)) <= 16
-    g.size = (num_ctas + groups - 1) / groups;
-    g.count = (num_ctas + g.size - 1) / g.size;
-    g.index = cta / g.size;
+    g.size = a.cta_groups.size;
+    g.index = static_cast<int32_t>(alphamoe_divide(static_cast<uint32_t>(cta), a.cta_groups.size_divisor));
     g.first = g.index * g.size;
     return g;
 }
@@ -57,13 +54,15 @@ __device__ __forceinline__ void read_exchange(const int32_t *counts, const int32
     // than its instruction count: the group sums sit at constant offsets
     // from one address (rows of kMaxExperts), and the member rows are
     // reached by stepping one address, not by 64-bit arithmetic per load.
+    // Every group sum is read: those past the grid's groups are zero (the
+    // call before zeroed the whole set), so they need no predicate.
     const int32_t *group_row = sums + e;
     const char *member_row = reinterpret_cast<const char *>(counts + g.first * L + e);
     const int64_t member_stride = static_cast<int64_t>(L) * sizeof(int32_t);
     int32_t group[kMaxCtaGroups], member[kMaxGroupCtas - 1];
 #pragma unroll
     for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
-        group[i] = i < g.count ? __ldcg(group_row + i * kMaxExperts) : 0;
+        group[i] = __ldcg(group_row + i * kMaxExperts);
 #pragma unroll
     for (int i = 0; i < kMaxGroupCtas - 1; ++i) {
         member[i] = i < members_before ? __ldcg(reinterpret_cast<const int32_t *>(member_row)) : 0;
@@ -99,7 +98,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
             const int e = threadIdx.x;
             int32_t *counts = publish_counts(a, count);
             int32_t *sums = group_sum_set(a, barrier_word_before, false);
-            const CtaGroup g = cta_group(blockIdx.x, gridDim.x);
+            const CtaGroup g = cta_group(a, blockIdx.x);
             if (e < L && count != 0) atomicAdd(sums + g.index * kMaxExperts + e, count);  // a reduction: no return
             grid_barrier(barrier_word, gridDim.x);
             if (e < L) read_exchange(counts, sums, L, g, total, earlier);

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "common/block_divisor.h"
+#include "common/divisor.h"
 
 #if defined(__CUDACC__)
 #define ALPHAMOE_HOST_DEVICE __host__ __device__
@@ -73,6 +73,26 @@ constexpr int kWsGroupSumSetsWord = kWsHeaderWords;
 constexpr int kWsCountTableWord = kWsGroupSumSetsWord + 2 * kWsGroupSumSetWords;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
 
+// How the large kernel groups a grid of num_ctas CTAs: ceil(sqrt(n)) groups
+// of consecutive CTAs, the last perhaps smaller. The host works it out once
+// per call, so the kernel divides a CTA's index by the group size with a
+// multiply (common/divisor.h).
+// (At most kMaxCtaGroups groups of at most kMaxGroupCtas: a CTA's group is
+// its index / size < ceil(sqrt(n)).)
+struct CtaGrouping {
+    int32_t size;                   // CTAs per group (the last may have fewer)
+    alphamoe_divisor size_divisor;  // divides by size
+};
+
+ALPHAMOE_HOST_DEVICE inline CtaGrouping cta_grouping(int32_t num_ctas) {
+    int32_t groups = 1;
+    while (groups * groups < num_ctas) ++groups;
+    CtaGrouping g;
+    g.size = (num_ctas + groups - 1) / groups;
+    g.size_divisor = alphamoe_divisor_of(static_cast<uint32_t>(g.size));
+    return g;
+}
+
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
     return kWsCountTableWord + static_cast<int64_t>(num_experts) * kMaxGridCtas;
 }
@@ -104,7 +124,8 @@ struct RouteArgs {
     int32_t topk_groups;         // groups kept
     int32_t local_begin;         // expert parallelism by range: global id of local 0
     int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
-    alphamoe_block_divisor block_m_divisor;  // divides by block_m
+    alphamoe_divisor block_m_divisor;  // divides by block_m
+    CtaGrouping cta_groups;      // the large kernel's, for this grid
 };
 
 }  // namespace alphamoe

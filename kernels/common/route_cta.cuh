@@ -47,7 +47,7 @@ struct CtaShared {
 // floor(n / block_m) for 0 <= n < 2^31 (every position and count of a plan,
 // whose capacity fits int32).
 __device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n) {
-    return static_cast<int32_t>(alphamoe_block_divide(static_cast<uint32_t>(n), a.block_m_divisor));
+    return static_cast<int32_t>(alphamoe_divide(static_cast<uint32_t>(n), a.block_m_divisor));
 }
 
 struct TokenRange {

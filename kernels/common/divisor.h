@@ -1,9 +1,10 @@
 /*
- * Division by block_m with a multiply and two shifts. The plan divides
- * positions by block_m in code that runs once per call, whose size costs
- * more than its instructions (fetched with L2 cold, every 256 bytes of
- * code is a wait): a 32-bit division by a run-time value is about 25
- * instructions, this is 3. The host makes the divisor once per call.
+ * Division by a value the host knows before the launch (block_m, the large
+ * kernel's CTA group size) with a multiply and a shift. The kernels divide
+ * by these in code that runs once per call, whose size costs more than its
+ * instructions (fetched with L2 cold, every 256 bytes of code is a wait): a
+ * 32-bit division by a run-time value is about 25 instructions, this is 3.
+ * The host makes each divisor once per call.
  *
  * For 1 <= d <= 2^30, l = ceil(log2 d) and m = ceil(2^(31+l) / d), every
  * 0 <= n < 2^31 has floor(n / d) = floor(n * m / 2^(31+l)) (Granlund and
@@ -14,8 +15,8 @@
  *
  * Plain C99 and C++: the tests include it too.
  */
-#ifndef ALPHAMOE_KERNELS_BLOCK_DIVISOR_H
-#define ALPHAMOE_KERNELS_BLOCK_DIVISOR_H
+#ifndef ALPHAMOE_KERNELS_DIVISOR_H
+#define ALPHAMOE_KERNELS_DIVISOR_H
 
 #include <stdint.h>
 
@@ -25,23 +26,23 @@
 #define ALPHAMOE_DIVISOR_FN static inline
 #endif
 
-typedef struct alphamoe_block_divisor {
+typedef struct alphamoe_divisor {
     uint32_t magic;  /* m */
     uint32_t shift;  /* l */
-} alphamoe_block_divisor;
+} alphamoe_divisor;
 
 /* 1 <= d <= 2^30. */
-ALPHAMOE_DIVISOR_FN alphamoe_block_divisor alphamoe_block_divisor_of(uint32_t d) {
+ALPHAMOE_DIVISOR_FN alphamoe_divisor alphamoe_divisor_of(uint32_t d) {
     uint32_t l = 0;
     while ((UINT32_C(1) << l) < d) ++l;
-    alphamoe_block_divisor v;
+    alphamoe_divisor v;
     v.magic = (uint32_t)(((UINT64_C(1) << (31 + l)) + d - 1) / d);
     v.shift = l;
     return v;
 }
 
 /* floor(n / d) for 0 <= n < 2^31. */
-ALPHAMOE_DIVISOR_FN uint32_t alphamoe_block_divide(uint32_t n, alphamoe_block_divisor v) {
+ALPHAMOE_DIVISOR_FN uint32_t alphamoe_divide(uint32_t n, alphamoe_divisor v) {
 #if defined(__CUDA_ARCH__)
     return __umulhi(n << 1, v.magic) >> v.shift;
 #else
