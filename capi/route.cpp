@@ -52,8 +52,6 @@ RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const voi
     a.local_begin = p.local_expert_begin;
     a.plan_experts = p.local_expert_count;
     a.cta_groups = cta_grouping(sel.grid_ctas);
-    a.short_run_lanes_log2 = short_run_lanes_log2(num_tokens * p.top_k, p.local_expert_count, p.block_m,
-                                                  static_cast<uint32_t>(sel.grid_ctas) * kBlockThreads);
     return a;
 }
 

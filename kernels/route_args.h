@@ -93,25 +93,6 @@ ALPHAMOE_HOST_DEVICE inline CtaGrouping cta_grouping(int32_t num_ctas) {
     return g;
 }
 
-// The plan's short padding runs (block_m <= 16) are written by groups of
-// 2^this lanes per expert (see write_plan_rest): the power of two holding
-// block_m - 1, but none with fewer pairs than E / 4, where most runs are
-// empty, and at most log2(2 * threads) - ceil(log2(E)), a lower bound of
-// log2(2 * threads / E), so that a group has at most two experts.
-ALPHAMOE_HOST_DEVICE inline int32_t bit_length(uint32_t x) {
-    int32_t n = 0;
-    for (; x != 0; x >>= 1) ++n;
-    return n;
-}
-
-ALPHAMOE_HOST_DEVICE inline int32_t short_run_lanes_log2(int32_t pairs, int32_t experts, int32_t block_m,
-                                                         uint32_t threads) {
-    const int32_t run_log2 = pairs < experts / 4 || block_m <= 2 ? 0 : bit_length(static_cast<uint32_t>(block_m - 2));
-    const int32_t spread_log2 = (bit_length(2u * threads) - 1) - bit_length(static_cast<uint32_t>(experts - 1));
-    const int32_t lanes_log2 = run_log2 < spread_log2 ? run_log2 : spread_log2;
-    return lanes_log2 > 0 ? lanes_log2 : 0;
-}
-
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
     return kWsCountTableWord + static_cast<int64_t>(num_experts) * kMaxGridCtas;
 }
@@ -145,7 +126,6 @@ struct RouteArgs {
     int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
     alphamoe_divisor block_m_divisor;  // divides by block_m
     CtaGrouping cta_groups;      // the large kernel's, for this grid
-    int32_t short_run_lanes_log2;  // for this call and grid
 };
 
 }  // namespace alphamoe

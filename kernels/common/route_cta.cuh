@@ -55,15 +55,12 @@ struct TokenRange {
     int32_t end;
 };
 
-// In 32 bits: a grid has no CTA whose range starts past the tokens, so a
-// start is below M <= INT32_MAX, and an end below 2^32.
 __device__ __forceinline__ TokenRange cta_token_range(const RouteArgs &a, int cta) {
-    const uint32_t begin = static_cast<uint32_t>(cta) * static_cast<uint32_t>(a.tokens_per_cta);
-    const uint32_t end = begin + static_cast<uint32_t>(a.tokens_per_cta);
-    const uint32_t m = static_cast<uint32_t>(a.num_tokens);
+    const int64_t begin = static_cast<int64_t>(cta) * a.tokens_per_cta;
+    const int64_t end = begin + a.tokens_per_cta;
     TokenRange r;
-    r.begin = static_cast<int32_t>(min(begin, m));
-    r.end = static_cast<int32_t>(min(end, m));
+    r.begin = static_cast<int32_t>(begin < a.num_tokens ? begin : a.num_tokens);
+    r.end = static_cast<int32_t>(end < a.num_tokens ? end : a.num_tokens);
     return r;
 }
 
@@ -329,9 +326,12 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         // two experts: a small grid loops over experts, and each pass costs
         // more than the stores it saves (measured: 16 lanes, 8 experts per
         // group, +1 us at E512 M32 on two CTAs). With few pairs (fewer than
-        // E / 4) most runs are empty: a thread per expert (G = 1). The host
-        // works G out (short_run_lanes_log2).
-        const int lanes_log2 = a.short_run_lanes_log2;
+        // E / 4) most runs are empty: a thread per expert (G = 1).
+        const int run_log2 = sentinel < E / 4 || bm <= 2 ? 0 : 32 - __clz(bm - 2);
+        // log2(2 * threads) - ceil(log2(E)): a lower bound of log2 of
+        // 2 * threads / E, without a division.
+        const int spread_log2 = (31 - __clz(2u * threads)) - (32 - __clz(static_cast<uint32_t>(E - 1)));
+        const int lanes_log2 = max(0, min(run_log2, spread_log2));
         const int32_t lanes = 1 << lanes_log2;
         const int32_t sub = threadIdx.x & (lanes - 1);
         const int32_t first_expert = (threadIdx.x >> lanes_log2) * num_ctas + cta;
