@@ -1,12 +1,11 @@
 // large: a persistent grid sized to the device, one grid barrier. The CTAs
-// form about sqrt(n) groups of consecutive CTAs (cta_grouping, worked out
-// by the host). Before the barrier each CTA
-// publishes its counts and adds them atomically into its group's sums
-// (integer sums: the same in any order); after it each CTA adds up the
-// group sums (at most 16 per expert) and the counts of the CTAs before it
-// in its group (at most 15), all read at once. No CTA waits for another
-// but at the barrier, and no second barrier or scan over all CTAs is
-// needed.
+// form about sqrt(n) groups of consecutive CTAs (cta_grouping, which the
+// host works out). Before the barrier each CTA publishes its counts and
+// adds them atomically into its group's sums (integer sums: the same in any
+// order); after it each CTA adds up the group sums (at most 16 per expert)
+// and the counts of the CTAs before it in its group (at most 15), all read
+// at once. No CTA waits for another but at the barrier, and no second
+// barrier or scan over all CTAs is needed.
 //
 // The group sums of a call must start at zero: the sums come in two sets,
 // and the large barrier word's phase bit, which flips once per large call,

@@ -74,11 +74,10 @@ constexpr int kWsCountTableWord = kWsGroupSumSetsWord + 2 * kWsGroupSumSetWords;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
 
 // How the large kernel groups a grid of num_ctas CTAs: ceil(sqrt(n)) groups
-// of consecutive CTAs, the last perhaps smaller. The host works it out once
-// per call, so the kernel divides a CTA's index by the group size with a
-// multiply (common/divisor.h).
-// (At most kMaxCtaGroups groups of at most kMaxGroupCtas: a CTA's group is
-// its index / size < ceil(sqrt(n)).)
+// of consecutive CTAs, the last perhaps smaller, so at most kMaxCtaGroups
+// groups of at most kMaxGroupCtas. The host works it out once per call, and
+// the kernel divides a CTA's index by the group size with a multiply
+// (common/divisor.h).
 struct CtaGrouping {
     int32_t size;                   // CTAs per group (the last may have fewer)
     alphamoe_divisor size_divisor;  // divides by size
