@@ -21,16 +21,14 @@ using namespace alphamoe;
 namespace {
 
 struct CtaGroup {
-    int32_t size;   // CTAs per group (the last may have fewer)
     int32_t index;  // this CTA's group
     int32_t first;  // its first CTA
 };
 
 __device__ __forceinline__ CtaGroup cta_group(const RouteArgs &a, int cta) {
     CtaGroup g;
-    g.size = a.cta_groups.size;
     g.index = static_cast<int32_t>(alphamoe_divide(static_cast<uint32_t>(cta), a.cta_groups.size_divisor));
-    g.first = g.index * g.size;
+    g.first = g.index * a.cta_groups.size;
     return g;
 }
 
