@@ -1,19 +1,24 @@
-// large: a persistent grid sized to the device, one grid barrier. The CTAs
-// form about sqrt(n) groups of consecutive CTAs (cta_grouping, which the
-// host works out). Before the barrier each CTA publishes its counts and
-// adds them atomically into its group's sums (integer sums: the same in any
-// order); after it each CTA adds up the group sums (at most 16 per expert)
-// and the counts of the CTAs before it in its group (at most 15), all read
-// at once. No CTA waits for another but at the barrier, and no second
-// barrier or scan over all CTAs is needed.
+// large: a persistent grid sized to the device, one exchange of counts at
+// which no CTA waits for more than the counts it reads. The CTAs form about
+// sqrt(n) groups of consecutive CTAs (cta_grouping, which the host works
+// out). Each CTA writes its counts to its member row and adds them
+// atomically into its group's sums (integer sums: the same in any order),
+// then counts itself in the arrivals; once every CTA has arrived, each adds
+// up the group sums (at most 16 per expert) and the member rows of the CTAs
+// before it in its group (at most 15), all read at once.
 //
-// The group sums of a call must start at zero: the sums come in two sets,
-// and the large barrier word's phase bit, which flips once per large call,
-// names the set a call adds into. The call zeroes the other set, which the
-// call before it used, for the call after it.
-#include <cuda/atomic>
-
+// No fence orders these writes: a group sum carries the number of CTAs that
+// added to it and a member row is 1 + its count, so a CTA sees whether what
+// it read is complete, and reads again what is not (rare: the arrivals say
+// only that the counts were sent). That keeps the round trips of a release
+// fence and of an atomic's return off the path that every CTA waits on.
+//
+// A call's exchange set must start at zero: the phase word's bit 31, which
+// CTA 0 flips once every CTA has arrived (so every CTA has read it), names
+// the set, and the call zeroes the other set, which the call before it
+// used, for the call after it.
 #include "common/kernel_name.cuh"
+#include "common/relaxed_gpu.cuh"
 #include "common/route_kernel.cuh"
 
 using namespace alphamoe;
@@ -32,48 +37,66 @@ __device__ __forceinline__ CtaGroup cta_group(const RouteArgs &a, int cta) {
     return g;
 }
 
-// The set of group sums this call adds into (or, `other`, the one it
-// zeroes), from the large barrier word as the call found it: the word's
-// phase bit changes only once every CTA of the call has arrived at the
-// barrier, after each has read it.
-__device__ __forceinline__ int32_t *group_sum_set(const RouteArgs &a, uint32_t barrier_word, bool other) {
-    const uint32_t set = (barrier_word >> 31) ^ (other ? 1u : 0u);
-    return reinterpret_cast<int32_t *>(a.workspace + kWsGroupSumSetsWord) + set * kWsGroupSumSetWords;
+// The exchange set named by phase bit `phase_bit` (0 or 1).
+__device__ __forceinline__ uint32_t *exchange_set(const RouteArgs &a, uint32_t phase_bit) {
+    return a.workspace + kWsExchangeSetsWord + phase_bit * kWsExchangeSetWords;
+}
+
+__device__ __forceinline__ uint64_t *group_sums(uint32_t *set) {
+    return reinterpret_cast<uint64_t *>(set + kWsSetGroupSumsWord);
+}
+
+__device__ __forceinline__ uint32_t *member_counts(uint32_t *set) { return set + kWsSetMemberCountsWord; }
+
+// Thread e < L: sends this CTA's count of expert e.
+__device__ __forceinline__ void send_count(uint32_t *set, const CtaGroup &g, int32_t count) {
+    const int e = threadIdx.x;
+    store_relaxed(member_counts(set) + blockIdx.x * kMaxExperts + e, static_cast<uint32_t>(count) + 1u);
+    add_relaxed(group_sums(set) + g.index * kMaxExperts + e, (uint64_t{1} << 32) + static_cast<uint32_t>(count));
 }
 
 // Thread e < L: the call-wide count of expert e and the count of the CTAs
-// before this one, from the group sums and this group's published counts.
-__device__ __forceinline__ void read_exchange(const int32_t *counts, const int32_t *sums, int32_t L,
-                                              const CtaGroup &g, int32_t *total, int32_t *earlier) {
+// before this one, from the group sums and this group's member rows, read
+// until every one of them is complete.
+__device__ __forceinline__ void read_counts(uint32_t *set, const CtaGroup &g, int32_t *total, int32_t *earlier) {
     const int e = threadIdx.x;
     const int members_before = blockIdx.x - g.first;
     // This code runs once per call, so its size (fetched cold) costs more
-    // than its instruction count: the group sums sit at constant offsets
-    // from one address (rows of kMaxExperts), and the member rows are
-    // reached by stepping one address, not by 64-bit arithmetic per load.
-    // Every group sum is read: those past the grid's groups are zero (the
-    // call before zeroed the whole set), so they need no predicate.
-    const int32_t *group_row = sums + e;
-    const char *member_row = reinterpret_cast<const char *>(counts + g.first * L + e);
-    const int64_t member_stride = static_cast<int64_t>(L) * sizeof(int32_t);
-    int32_t group[kMaxCtaGroups], member[kMaxGroupCtas - 1];
+    // than its instruction count: every word sits at a constant offset from
+    // one of two addresses (rows of kMaxExperts). Every group sum is read:
+    // those past the grid's groups are zero, so they need no predicate.
+    const uint64_t *group_row = group_sums(set) + e;
+    const uint32_t *member_row = member_counts(set) + g.first * kMaxExperts + e;
+    uint64_t all;
+    int32_t before;
+    bool complete;
+    do {
+        uint64_t group[kMaxCtaGroups];
+        uint32_t member[kMaxGroupCtas - 1];
 #pragma unroll
-    for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
-        group[i] = __ldcg(group_row + i * kMaxExperts);
+        for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
+            group[i] = load_relaxed(group_row + i * kMaxExperts);
 #pragma unroll
-    for (int i = 0; i < kMaxGroupCtas - 1; ++i) {
-        member[i] = i < members_before ? __ldcg(reinterpret_cast<const int32_t *>(member_row)) : 0;
-        member_row += member_stride;
-    }
-    int32_t all = 0, before = 0;
+        for (int i = 0; i < kMaxGroupCtas - 1; ++i)
+            member[i] = i < members_before ? load_relaxed(member_row + i * kMaxExperts) : 1u;
+        all = 0;
+        before = 0;
 #pragma unroll
-    for (int i = 0; i < kMaxCtaGroups; ++i) {
-        all += group[i];
-        before += i < g.index ? group[i] : 0;
-    }
+        for (int i = 0; i < kMaxCtaGroups; ++i) {
+            all += group[i];
+            before += i < g.index ? static_cast<int32_t>(group[i]) : 0;  // the low half: pairs
+        }
+        // A member row of 0 is not written yet: then `unwritten` is negative.
+        int32_t unwritten = 0;
 #pragma unroll
-    for (int i = 0; i < kMaxGroupCtas - 1; ++i) before += member[i];
-    *total = all;
+        for (int i = 0; i < kMaxGroupCtas - 1; ++i) {
+            const int32_t pairs = static_cast<int32_t>(member[i]) - 1;
+            before += pairs;
+            unwritten |= pairs;
+        }
+        complete = (all >> 32) == gridDim.x && unwritten >= 0;
+    } while (!complete);
+    *total = static_cast<int32_t>(all);
     *earlier = before;
 }
 
@@ -82,28 +105,34 @@ __device__ __forceinline__ void read_exchange(const int32_t *counts, const int32
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
-    uint32_t *barrier_word = a.workspace + kWsLargeBarrierWord;
-    uint32_t barrier_word_before = 0;
-    const auto read_phase = [&] {
-        barrier_word_before =
-            cuda::atomic_ref<uint32_t, cuda::thread_scope_device>(*barrier_word).load(cuda::std::memory_order_relaxed);
-    };
+    uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
+    uint32_t phase = 0;
+    const auto read_phase = [&] { phase = load_relaxed(phase_word); };
     route_kernel_body<kSharedExpert, kFlavoured>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier) {
-            const int32_t L = a.plan_experts;
             const int e = threadIdx.x;
-            int32_t *counts = publish_counts(a, count);
-            int32_t *sums = group_sum_set(a, barrier_word_before, false);
+            uint32_t *set = exchange_set(a, phase >> 31);
             const CtaGroup g = cta_group(a, blockIdx.x);
-            if (e < L && count != 0) atomicAdd(sums + g.index * kMaxExperts + e, count);  // a reduction: no return
-            grid_barrier(barrier_word, gridDim.x);
-            if (e < L) read_exchange(counts, sums, L, g, total, earlier);
-            // The other set, for the next call: no CTA of this call reads it.
-            int32_t *next = group_sum_set(a, barrier_word_before, true);
+            if (e < a.plan_experts) send_count(set, g, count);
+            // The CTA barrier takes every thread's phase as its operand, so
+            // each thread's read has returned before the CTA arrives, and so
+            // before CTA 0 can flip the word.
+            const uint32_t phase_bit = static_cast<uint32_t>(__syncthreads_or(static_cast<int>(phase >> 31)));
+            if (threadIdx.x == 0) {
+                uint32_t *arrivals = set + kWsSetArrivalsWord;
+                add_relaxed(arrivals, 1u);
+                while (load_relaxed(arrivals) != gridDim.x) {
+                }
+                if (blockIdx.x == 0) store_relaxed(phase_word, (phase_bit ^ 1u) << 31);
+            }
+            __syncthreads();
+            if (e < a.plan_experts) read_counts(set, g, total, earlier);
+            // The other set, for the next call: no CTA of this call uses it.
+            uint4 *next = reinterpret_cast<uint4 *>(exchange_set(a, phase_bit ^ 1u));
 #pragma unroll 1
-            for (int32_t w = blockIdx.x * kBlockThreads + e; w < kWsGroupSumSetWords; w += gridDim.x * kBlockThreads)
-                __stcg(next + w, 0);
+            for (int32_t w = blockIdx.x * kBlockThreads + e; w < kWsExchangeSetWords / 4; w += gridDim.x * kBlockThreads)
+                __stcg(next + w, make_uint4(0u, 0u, 0u, 0u));
         },
         read_phase);
 }

@@ -40,15 +40,15 @@ enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 constexpr int kMaxGpuGroups = 32;
 
 // Workspace layout, in 32-bit words. It must be zero before the first
-// call; every call leaves it ready for the next (the barrier words' low bits
-// as it found them, the large kernel's next group sums zero), so it needs
-// zeroing only once.
-// The small kernel's cooperative grid meets at this barrier word; the large
-// kernel at its own, whose phase bit (bit 31) flips once per large call and
-// so names the set of group sums the call accumulates into.
+// call; every call leaves it ready for the next (the small kernel's barrier
+// word's low bits as it found them, the large kernel's next exchange set
+// zero), so it needs zeroing only once.
+// The small kernel's cooperative grid meets at this barrier word.
 constexpr int kWsBarrierWord = 0;
 constexpr int kWsBarrierWords = 1;
-constexpr int kWsLargeBarrierWord = 32;
+// The large kernel's phase word: bit 31, flipped once per large call, names
+// the exchange set the call uses; the other bits stay zero.
+constexpr int kWsLargePhaseWord = 32;
 // Profiling builds (phase_clocks): CTA 0 stamps clock64() at its phase
 // boundaries into header words 8.., as int64 values.
 constexpr int kWsPhaseClockWord = 8;
@@ -59,18 +59,27 @@ constexpr int kWsHeaderWords = 64;
 constexpr int kMaxCtaGroups = 16;
 constexpr int kMaxGroupCtas = 16;
 static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");
-// Two sets of group sums follow the header (large kernel): in set s,
-// word g * kMaxExperts + e holds the pairs of expert e in group g's token ranges,
-// added atomically by the group's CTAs into the set named by the large
-// barrier word's phase bit; each call zeroes the whole other set for the
-// next. Sets of a fixed size at fixed places keep that true whatever the
-// L of the calls sharing the workspace.
-constexpr int kWsGroupSumSetWords = kMaxCtaGroups * kMaxExperts;
-constexpr int kWsGroupSumSetsWord = kWsHeaderWords;
-// Then the count table, counts[c * L + e] (L: the call's plan experts):
-// pairs of expert e in CTA c's token range. At most kMaxGridCtas rows of at
-// most E.
-constexpr int kWsCountTableWord = kWsGroupSumSetsWord + 2 * kWsGroupSumSetWords;
+// Two exchange sets follow the header (large kernel). A call uses the set
+// its phase word names and zeroes the whole other set for the next call;
+// sets of a fixed size at fixed places keep that true whatever the L of
+// the calls sharing the workspace. In a set:
+// - word 0: CTAs arrived (each adds 1 once its counts are on their way);
+// - group sums, 64-bit words, [g * kMaxExperts + e]: (CTAs of group g that
+//   added << 32) + pairs of expert e in their token ranges;
+// - member counts, [c * kMaxExperts + e]: 1 + pairs of expert e in CTA c's
+//   token range (0: not written yet).
+// Every word says by itself whether it is complete, so a CTA needs no
+// release fence before it arrives, nor an acquire after it.
+constexpr int kWsSetArrivalsWord = 0;
+constexpr int kWsSetGroupSumsWord = 32;
+constexpr int kWsSetMemberCountsWord = kWsSetGroupSumsWord + 2 * kMaxCtaGroups * kMaxExperts;
+constexpr int kWsExchangeSetWords = kWsSetMemberCountsWord + kMaxGridCtas * kMaxExperts;
+constexpr int kWsExchangeSetsWord = kWsHeaderWords;
+static_assert(kWsExchangeSetWords % 32 == 0, "sets start 128-byte aligned");
+// Then the small kernel's count table, counts[c * L + e] (L: the call's
+// plan experts): pairs of expert e in CTA c's token range. At most
+// kMaxGridCtas rows of at most E.
+constexpr int kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
 
 // How the large kernel groups a grid of num_ctas CTAs: ceil(sqrt(n)) groups

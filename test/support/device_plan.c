@@ -132,25 +132,26 @@ void device_plan_zero_workspace(device_plan *d) { device_plan_fill_workspace(d, 
 /* The workspace layout of kernels/route_args.h that the check needs. */
 enum {
     WS_BARRIER_WORD = 0,
-    WS_LARGE_BARRIER_WORD = 32,
-    WS_GROUP_SUM_SETS_WORD = 64,
-    WS_GROUP_SUM_SET_WORDS = 16 * 512,
+    WS_LARGE_PHASE_WORD = 32,
+    WS_EXCHANGE_SETS_WORD = 64,
+    WS_EXCHANGE_SET_WORDS = 32 + 2 * 16 * 512 + 256 * 512,
 };
 
 void device_plan_expect_workspace_ready(const device_plan *d, const char *what) {
-    enum { words = WS_GROUP_SUM_SETS_WORD + 2 * WS_GROUP_SUM_SET_WORDS };
+    enum { words = WS_EXCHANGE_SETS_WORD + 2 * WS_EXCHANGE_SET_WORDS };
     uint32_t *ws = malloc(words * sizeof *ws);
     assert_non_null(ws);
     CUDA_OK(cudaMemcpy(ws, d->workspace, words * sizeof *ws, cudaMemcpyDeviceToHost));
-    const int barriers[2] = {WS_BARRIER_WORD, WS_LARGE_BARRIER_WORD};
+    const int barriers[2] = {WS_BARRIER_WORD, WS_LARGE_PHASE_WORD};
     for (int b = 0; b < 2; ++b)
         if (ws[barriers[b]] & 0x7fffffffu)
-            fail_msg("%s: grid barrier word %d is 0x%08x, want 0 or 0x80000000", what, barriers[b], ws[barriers[b]]);
-    /* The set of group sums the next large call adds into. */
-    const int next_set = (int)(ws[WS_LARGE_BARRIER_WORD] >> 31);
-    const uint32_t *set = ws + WS_GROUP_SUM_SETS_WORD + next_set * WS_GROUP_SUM_SET_WORDS;
-    for (int w = 0; w < WS_GROUP_SUM_SET_WORDS; ++w)
-        if (set[w] != 0) fail_msg("%s: group sum %d of set %d is %u, want 0", what, w, next_set, set[w]);
+            fail_msg("%s: workspace word %d is 0x%08x, want 0 or 0x80000000", what, barriers[b], ws[barriers[b]]);
+    /* The exchange set the next large call uses: arrivals, group sums and
+     * member counts all zero. */
+    const int next_set = (int)(ws[WS_LARGE_PHASE_WORD] >> 31);
+    const uint32_t *set = ws + WS_EXCHANGE_SETS_WORD + next_set * WS_EXCHANGE_SET_WORDS;
+    for (int w = 0; w < WS_EXCHANGE_SET_WORDS; ++w)
+        if (set[w] != 0) fail_msg("%s: word %d of exchange set %d is %u, want 0", what, w, next_set, set[w]);
     free(ws);
 }
 

@@ -1,0 +1,40 @@
+// Relaxed, device-scope accesses to global memory: each one atomic and
+// coherent across SMs (never served from a stale L1 line), with no ordering
+// against the thread's other accesses, so none costs a fence. For words
+// that say by themselves whether they are complete.
+#ifndef ALPHAMOE_KERNELS_RELAXED_GPU_CUH
+#define ALPHAMOE_KERNELS_RELAXED_GPU_CUH
+
+#include <stdint.h>
+
+namespace alphamoe {
+
+__device__ __forceinline__ uint32_t load_relaxed(const uint32_t *p) {
+    uint32_t v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ uint64_t load_relaxed(const uint64_t *p) {
+    uint64_t v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
+    return v;
+}
+
+__device__ __forceinline__ void store_relaxed(uint32_t *p, uint32_t v) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// An atomic addition whose result is not needed (a reduction: the thread
+// does not wait for it).
+__device__ __forceinline__ void add_relaxed(uint32_t *p, uint32_t v) {
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ void add_relaxed(uint64_t *p, uint64_t v) {
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+}  // namespace alphamoe
+
+#endif
