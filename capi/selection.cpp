@@ -56,6 +56,17 @@ void spread(int32_t num_tokens, int64_t max_ctas, int32_t min_per_cta, alphamoe_
     s->grid_ctas = static_cast<int32_t>(div_up(num_tokens, per_cta));
 }
 
+// The large kernel's grid: one CTA per multiprocessor, at most kMaxGridCtas.
+int32_t large_grid_limit(const alphamoe_device_attributes &device) {
+    return device.multiprocessor_count < kMaxGridCtas ? device.multiprocessor_count : kMaxGridCtas;
+}
+
+bool large_grid_holds(int32_t num_tokens, const alphamoe_device_attributes &device, int32_t top_k) {
+    alphamoe_selection grid = {};
+    spread(num_tokens > 0 ? num_tokens : 1, large_grid_limit(device), 1, &grid);
+    return group_sums_hold(cta_grouping(grid.grid_ctas), grid.tokens_per_cta, top_k);
+}
+
 }  // namespace
 
 alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens,
@@ -83,6 +94,15 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
         return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
     }
 
+    // large keeps a group's pairs of one expert in 27 bits (route_args.h);
+    // past that (over a billion pairs on the H200) small's cooperative grid
+    // routes the call.
+    if (spec == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(num_tokens, device, router.params.top_k)) {
+        if (router.params.force_specialization == ALPHAMOE_SPECIALIZATION_LARGE)
+            return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
+        spec = ALPHAMOE_SPECIALIZATION_SMALL;
+    }
+
     alphamoe_selection s = {};
     s.struct_size = sizeof(s);
     s.specialization = spec;
@@ -92,8 +112,7 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     // product is taken in 64 bits.
     const int64_t resident = static_cast<int64_t>(device.multiprocessor_count) * device.cooperative_ctas_per_sm;
     const int64_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
-    const int32_t one_per_sm =
-        device.multiprocessor_count < kMaxGridCtas ? device.multiprocessor_count : kMaxGridCtas;
+    const int32_t one_per_sm = large_grid_limit(device);
     const int32_t tokens = num_tokens > 0 ? num_tokens : 1;
     switch (spec) {
     case ALPHAMOE_SPECIALIZATION_SMALL:

@@ -46,7 +46,8 @@ const char *alphamoe_status_string(alphamoe_status status_in) {
         return "ALPHAMOE_ERROR_NO_IMAGE: this library holds no kernel image for the device's architecture";
     case ALPHAMOE_ERROR_UNSUPPORTED_DEVICE:
         return "ALPHAMOE_ERROR_UNSUPPORTED_DEVICE: the device cannot run this specialization "
-               "(no cooperative launch, or no CTA fits on a multiprocessor)";
+               "(no cooperative launch, no CTA fits on a multiprocessor, or, for large, 2^27 or more "
+               "pairs per group of multiprocessors)";
     case ALPHAMOE_ERROR_CUDA:
         return "ALPHAMOE_ERROR_CUDA: a CUDA driver call failed (possibly a sticky error from earlier work)";
     case ALPHAMOE_ERROR_OUT_OF_MEMORY: return "ALPHAMOE_ERROR_OUT_OF_MEMORY: a host allocation failed";

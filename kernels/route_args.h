@@ -64,15 +64,20 @@ static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover 
 // sets of a fixed size at fixed places keep that true whatever the L of
 // the calls sharing the workspace. In a set:
 // - word 0: CTAs arrived (each adds 1 once its counts are on their way);
-// - group sums, 64-bit words, [g * kMaxExperts + e]: (CTAs of group g that
-//   added << 32) + pairs of expert e in their token ranges;
+// - group sums, [g * kMaxExperts + e]: (CTAs of group g that added <<
+//   kGroupSumArrivedShift) + pairs of expert e in their token ranges;
 // - member counts, [c * kMaxExperts + e]: 1 + pairs of expert e in CTA c's
 //   token range (0: not written yet).
 // Every word says by itself whether it is complete, so a CTA needs no
 // release fence before it arrives, nor an acquire after it.
+constexpr int kGroupSumArrivedShift = 27;
+// The pairs of one expert in one group's token ranges must stay below
+// this (the host checks: group_sums_hold).
+constexpr int64_t kMaxGroupSumPairs = int64_t{1} << kGroupSumArrivedShift;
+static_assert(kMaxGroupCtas < (1 << (32 - kGroupSumArrivedShift)), "a group's CTAs fit above the pairs");
 constexpr int kWsSetArrivalsWord = 0;
 constexpr int kWsSetGroupSumsWord = 32;
-constexpr int kWsSetMemberCountsWord = kWsSetGroupSumsWord + 2 * kMaxCtaGroups * kMaxExperts;
+constexpr int kWsSetMemberCountsWord = kWsSetGroupSumsWord + kMaxCtaGroups * kMaxExperts;
 constexpr int kWsExchangeSetWords = kWsSetMemberCountsWord + kMaxGridCtas * kMaxExperts;
 constexpr int kWsExchangeSetsWord = kWsHeaderWords;
 static_assert(kWsExchangeSetWords % 32 == 0, "sets start 128-byte aligned");
@@ -99,6 +104,14 @@ ALPHAMOE_HOST_DEVICE inline CtaGrouping cta_grouping(int32_t num_ctas) {
     g.size = (num_ctas + groups - 1) / groups;
     g.size_divisor = alphamoe_divisor_of(static_cast<uint32_t>(g.size));
     return g;
+}
+
+// Whether the large kernel's group sums hold the counts of a grid of
+// `tokens_per_cta` tokens per CTA: a group's pairs of one plan expert are
+// at most its tokens times k (at most one per token, but k where an expert
+// map gives several experts one local id).
+ALPHAMOE_HOST_DEVICE inline bool group_sums_hold(const CtaGrouping &g, int32_t tokens_per_cta, int32_t top_k) {
+    return static_cast<int64_t>(g.size) * tokens_per_cta * top_k < kMaxGroupSumPairs;
 }
 
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {

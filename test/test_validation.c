@@ -1476,6 +1476,35 @@ static void test_select_no_cooperative_launch(void **state) {
     }
 }
 
+/* large keeps a group's pairs of one expert below 2^27; a call that could
+ * reach that goes to small's cooperative grid (AUTO) or is refused (forced
+ * large). On 132 SMs: 12 groups of 11 CTAs, so at most (2^27 - 1) / 11
+ * tokens per CTA with k = 1; on one SM, one group of one CTA. */
+static void test_select_large_pair_limit(void **state) {
+    (void)state;
+    const int32_t most_per_cta = ((1 << 27) - 1) / 11;
+    const struct {
+        int32_t sms, largest_m;
+    } devices[] = {{132, 132 * most_per_cta}, {1, (1 << 27) - 1}};
+    for (size_t i = 0; i < sizeof devices / sizeof devices[0]; ++i) {
+        const alphamoe_device_attributes d = device_attrs(90, devices[i].sms, 1, 1);
+        const int32_t M = devices[i].largest_m;
+        const int modes[2] = {ALPHAMOE_SPECIALIZATION_AUTO, ALPHAMOE_SPECIALIZATION_LARGE};
+        for (int m = 0; m < 2; ++m) {
+            const int forced = modes[m];
+            alphamoe_router *r = make_router(2, 1, 8, M + 1, 0u, forced);
+            assert_int_equal(check_selection(r, forced, M, &d), ALPHAMOE_SPECIALIZATION_LARGE);
+            if (forced == ALPHAMOE_SPECIALIZATION_LARGE) {
+                expect_select_status(r, M + 1, &d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE, "forced large past 2^27 pairs");
+            } else {
+                if (check_selection(r, forced, M + 1, &d) != ALPHAMOE_SPECIALIZATION_SMALL)
+                    fail_msg("SMs=%d, M=%d: AUTO past large's pair limit did not pick small", devices[i].sms, M + 1);
+            }
+            alphamoe_router_destroy(r);
+        }
+    }
+}
+
 static void test_select_errors(void **state) {
     (void)state;
     test_rng rng;
@@ -1597,6 +1626,7 @@ int main(void) {
         cmocka_unit_test(test_select_sweep),
         cmocka_unit_test(test_select_no_cooperative_launch),
         cmocka_unit_test(test_select_errors),
+        cmocka_unit_test(test_select_large_pair_limit),
         cmocka_unit_test(test_select_extreme_attributes),
     };
     return cmocka_run_group_tests_name("validation", tests, NULL, NULL);

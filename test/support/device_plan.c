@@ -134,7 +134,7 @@ enum {
     WS_BARRIER_WORD = 0,
     WS_LARGE_PHASE_WORD = 32,
     WS_EXCHANGE_SETS_WORD = 64,
-    WS_EXCHANGE_SET_WORDS = 32 + 2 * 16 * 512 + 256 * 512,
+    WS_EXCHANGE_SET_WORDS = 32 + 16 * 512 + 256 * 512,
 };
 
 void device_plan_expect_workspace_ready(const device_plan *d, const char *what) {
