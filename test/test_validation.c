@@ -1358,6 +1358,29 @@ static const char *spec_name(int s) {
     }
 }
 
+static int32_t router_top_k(const alphamoe_router *r) {
+    alphamoe_params p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    assert_int_equal(alphamoe_router_get_params(r, &p), ALPHAMOE_OK);
+    return p.top_k;
+}
+
+/* Whether the large kernel's group sums hold M tokens on `sms`
+ * multiprocessors: its grid spreads the tokens over at most min(sms, 256)
+ * CTAs in ceil(sqrt(grid)) groups, and a group's tokens times k must stay
+ * below 2^27 (kernels/route_args.h). */
+static int large_holds(int32_t M, int32_t sms, int32_t k) {
+    const int64_t max_ctas = sms < 256 ? sms : 256;
+    const int64_t tokens = M > 0 ? M : 1;
+    const int64_t per = (tokens + max_ctas - 1) / max_ctas;
+    const int64_t grid = (tokens + per - 1) / per;
+    int64_t groups = 1;
+    while (groups * groups < grid) ++groups;
+    const int64_t size = (grid + groups - 1) / groups;
+    return size * per * k < ((int64_t)1 << 27);
+}
+
 /* Checks one selection against the launch invariants; returns the chosen
  * specialization. */
 static int check_selection(const alphamoe_router *r, int forced, int32_t M, const alphamoe_device_attributes *d) {
@@ -1389,6 +1412,9 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     else if (s.cooperative && grid > resident) why = "cooperative grid larger than the resident CTAs";
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8)
         why = "small up to 256 tokens is one cluster of at most 8 CTAs";
+    else if (s.specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
+             !large_holds(M, d->multiprocessor_count, router_top_k(r)))
+        why = "large past its group sums' 2^27 pairs";
     if (why)
         fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s (spec %d grid %d per_cta %d threads %d arch %d coop %d)",
                  spec_name(forced), M, d->multiprocessor_count, d->cooperative_ctas_per_sm, why,
@@ -1585,8 +1611,13 @@ static void test_select_extreme_attributes(void **state) {
             }
             const int32_t big_tokens[] = {0, 1, 17, 513, INT32_MAX - 255, INT32_MAX - 1, INT32_MAX,
                                           (int32_t)rng_below(&rng, INT32_MAX)};
-            for (size_t m = 0; m < sizeof big_tokens / sizeof big_tokens[0]; ++m)
-                check_selection(big, forced, big_tokens[m], d);
+            for (size_t m = 0; m < sizeof big_tokens / sizeof big_tokens[0]; ++m) {
+                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_holds(big_tokens[m], d->multiprocessor_count, 1))
+                    expect_select_status(big, big_tokens[m], d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE,
+                                         "forced large past 2^27 pairs per group");
+                else
+                    check_selection(big, forced, big_tokens[m], d);
+            }
             for (int i = 0; i < 50; ++i) check_selection(wide, forced, (int32_t)rng_below(&rng, 100001), d);
         }
         alphamoe_router_destroy(big);
