@@ -297,6 +297,19 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
 // a warp walking the groups one by one; with block_m 64 the warp wins.
 constexpr int32_t kShortRunMaxBlockM = 16;
 
+// With kFlagTailFill: sentinels from the live length to the capacity, and
+// block id -1 past the live blocks, spread over `threads` threads.
+__device__ __forceinline__ void fill_tail(const RouteArgs &a, int32_t live_length, int32_t live_blocks,
+                                          uint32_t thread, uint32_t threads) {
+    const int32_t sentinel = a.num_tokens * a.top_k;
+#pragma unroll 1
+    for (uint32_t pos = live_length + thread; pos < static_cast<uint32_t>(a.capacity); pos += threads)
+        a.sorted_token_ids[pos] = sentinel;
+    const uint32_t capacity_blocks = block_m_divide(a, a.capacity);
+#pragma unroll 1
+    for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
+}
+
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
@@ -411,14 +424,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         *a.num_tokens_post_padded = live_length;
         if (a.expert_offsets) a.expert_offsets[E] = live_length;
     }
-    if (a.flags & kFlagTailFill) {
-#pragma unroll 1
-        for (uint32_t pos = live_length + thread; pos < static_cast<uint32_t>(a.capacity); pos += threads)
-            a.sorted_token_ids[pos] = sentinel;
-        const uint32_t capacity_blocks = block_m_divide(a, a.capacity);
-#pragma unroll 1
-        for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
-    }
+    if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, thread, threads);
 }
 
 }  // namespace alphamoe
