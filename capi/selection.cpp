@@ -21,6 +21,7 @@ struct Thresholds {
     int32_t small_cluster_max_tokens;  // small as one cluster of at most kMaxClusterCtas CTAs
     int32_t small_max_tokens;
     int32_t small_tokens_per_cta;  // at least this many tokens per CTA
+    int32_t large_tokens_per_cta;  // at least this many tokens per CTA
 };
 
 // sm_90a: from the H200 sweep in bench/RESULTS.md (E512 k10: large is the
@@ -28,14 +29,17 @@ struct Thresholds {
 // when it is forced. small puts at least 8 tokens on a CTA, half its warps:
 // selection is bound by the instructions an SM issues, so up to 64 tokens
 // the cluster's extra CTAs pay (measured: E512 M32 -0.48 us, E256 M64
-// -0.66 us). The Blackwell rows are the Hopper values until they are
-// measured there.
+// -0.66 us). large too puts at least 8 tokens on a CTA: up to one token
+// per warp a CTA selects in about the same time, and fewer CTAs exchange
+// their counts sooner (measured: E512 M512 on 64 CTAs -0.13 us against
+// 128; 16 tokens on 32 CTAs +0.2 us). The Blackwell rows are the Hopper
+// values until they are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 256, 128, kWarpsPerBlock / 2},
-    {100, 16, 256, 128, kWarpsPerBlock / 2},
-    {103, 16, 256, 128, kWarpsPerBlock / 2},
+    {90, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2},
+    {100, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2},
+    {103, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2},
 };
-const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2};
+const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)
@@ -61,9 +65,10 @@ int32_t large_grid_limit(const alphamoe_device_attributes &device) {
     return device.multiprocessor_count < kMaxGridCtas ? device.multiprocessor_count : kMaxGridCtas;
 }
 
-bool large_grid_holds(int32_t num_tokens, const alphamoe_device_attributes &device, int32_t top_k) {
+bool large_grid_holds(int32_t num_tokens, const alphamoe_device_attributes &device, const Thresholds &th,
+                      int32_t top_k) {
     alphamoe_selection grid = {};
-    spread(num_tokens > 0 ? num_tokens : 1, large_grid_limit(device), 1, &grid);
+    spread(num_tokens > 0 ? num_tokens : 1, large_grid_limit(device), th.large_tokens_per_cta, &grid);
     return group_sums_hold(cta_grouping(grid.grid_ctas), grid.tokens_per_cta, top_k);
 }
 
@@ -97,7 +102,7 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     // large keeps a group's pairs of one expert in 27 bits (route_args.h);
     // past that (over a billion pairs on the H200) small's cooperative grid
     // routes the call.
-    if (spec == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(num_tokens, device, router.params.top_k)) {
+    if (spec == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(num_tokens, device, th, router.params.top_k)) {
         if (router.params.force_specialization == ALPHAMOE_SPECIALIZATION_LARGE)
             return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
         spec = ALPHAMOE_SPECIALIZATION_SMALL;
@@ -124,7 +129,7 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
         break;
     case ALPHAMOE_SPECIALIZATION_LARGE:
         s.cooperative = 1;
-        spread(tokens, one_per_sm, 1, &s);
+        spread(tokens, one_per_sm, th.large_tokens_per_cta, &s);
         break;
     default:
         s.cooperative = 0;

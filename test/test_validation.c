@@ -1368,12 +1368,13 @@ static int32_t router_top_k(const alphamoe_router *r) {
 
 /* Whether the large kernel's group sums hold M tokens on `sms`
  * multiprocessors: its grid spreads the tokens over at most min(sms, 256)
- * CTAs in ceil(sqrt(grid)) groups, and a group's tokens times k must stay
- * below 2^27 (kernels/route_args.h). */
+ * CTAs, at least 8 on each, in ceil(sqrt(grid)) groups, and a group's
+ * tokens times k must stay below 2^27 (kernels/route_args.h). */
 static int large_holds(int32_t M, int32_t sms, int32_t k) {
     const int64_t max_ctas = sms < 256 ? sms : 256;
     const int64_t tokens = M > 0 ? M : 1;
-    const int64_t per = (tokens + max_ctas - 1) / max_ctas;
+    int64_t per = (tokens + max_ctas - 1) / max_ctas;
+    if (per < 8) per = 8;
     const int64_t grid = (tokens + per - 1) / per;
     int64_t groups = 1;
     while (groups * groups < grid) ++groups;
