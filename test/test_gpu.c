@@ -135,11 +135,11 @@ static void gpu_optional_outputs_and_tail(void **state) {
     print_message("# %d cases with optional outputs and tail fill varied\n", cases);
 }
 
-/* One token, which the tiny kernel plans from its k ids alone
- * (kernels/common/one_token_plan.cuh): every (E, k) pair and block_m,
- * routed and shared, every logit pattern, optional outputs and tail fill
- * varied, capacity for more tokens than the call has. */
-static void gpu_one_token(void **state) {
+/* 1 to 16 tokens, which the tiny kernel plans by few_token_plan.cuh: every
+ * (E, k) pair and block_m, routed and shared, M cycling through 1..16 and
+ * every logit pattern, optional outputs and tail fill varied, capacity for
+ * more tokens than the call has. */
+static void gpu_few_tokens(void **state) {
     (void)state;
     test_rng rng = case_rng(18);
     static const logit_pattern patterns[] = {LOGITS_RANDOM,    LOGITS_QUANTIZED,  LOGITS_ONE_HOT,    LOGITS_ALL_EQUAL,
@@ -152,13 +152,14 @@ static void gpu_one_token(void **state) {
                     const int32_t E = kExpertCounts[ei], k = kTopKs[ki];
                     if (k > E || (shared && k < 2)) continue;
                     const uint32_t v = rng_below(&rng, 8);
-                    route_case c = {E, k, kBlockMs[bi], 1, 1 + (int32_t)rng_below(&rng, 40),
+                    const int32_t M = 1 + cases % 16;
+                    route_case c = {E, k, kBlockMs[bi], M, M + (int32_t)rng_below(&rng, 40),
                                     ((v & 1) ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u),
                                     0, patterns[cases % COUNT(patterns)], 0, (int)((v >> 1) & 1), 0};
                     run_case(&c, &rng);
                     ++cases;
                 }
-    print_message("# %d one-token cases equal to the host reference\n", cases);
+    print_message("# %d cases of 1 to 16 tokens equal to the host reference\n", cases);
 }
 
 /* Row strides above E (odd ones too) and logits only 4-byte aligned. */
@@ -589,7 +590,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_patterns),
         cmocka_unit_test(gpu_specializations_agree),
         cmocka_unit_test(gpu_optional_outputs_and_tail),
-        cmocka_unit_test(gpu_one_token),
+        cmocka_unit_test(gpu_few_tokens),
         cmocka_unit_test(gpu_logits_row_stride),
         cmocka_unit_test(gpu_empty_batch),
         cmocka_unit_test(gpu_graph_replay),

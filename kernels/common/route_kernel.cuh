@@ -6,7 +6,7 @@
 
 #include "common/dependent_launch.cuh"
 #include "common/grid_barrier.cuh"
-#include "common/one_token_plan.cuh"
+#include "common/few_token_plan.cuh"
 #include "common/route_cta.cuh"
 
 namespace alphamoe {
@@ -65,8 +65,8 @@ struct NoEarlyReads {
 // total and the count held by CTAs before this one. early() runs in every
 // thread before selection, as soon as global memory may be read: reads the
 // exchange needs, whose latency selection then hides.
-// kOneCta: the grid is this one CTA (the tiny kernel), which writes a
-// one-token call's plan as write_one_token_plan does.
+// kOneCta: the grid is this one CTA (the tiny kernel), which writes the
+// plan of a call of at most one token per warp as few_token_plan.cuh does.
 template <bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
@@ -83,10 +83,13 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     prefetch_first_row<kFlavoured>(a, warp_range);
     select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
-    if (kOneCta && !kFlavoured && a.num_tokens == 1) {
+    if (kOneCta && !kFlavoured && a.num_tokens <= kWarpsPerBlock) {
         phase_clock(a, 3);
         phase_clock(a, 4);
-        write_one_token_plan(a, sh);
+        if (a.num_tokens == 1)
+            write_one_token_plan(a, sh);
+        else
+            write_few_token_plan(a, sh);
         phase_clock(a, 5);
         phase_clock(a, 6);
         allow_dependent_launch();
