@@ -14,7 +14,7 @@ namespace {
 // Where each specialization takes over, per image architecture. tiny keeps
 // the whole call in one CTA (no barrier, no workspace traffic); small pays
 // one barrier: a cluster's up to small_cluster_max_tokens, then a grid's;
-// large pays one grid barrier, with every CTA of the device taking part.
+// large exchanges counts over a grid of up to one CTA per multiprocessor.
 struct Thresholds {
     int32_t image_arch;
     int32_t tiny_max_tokens;

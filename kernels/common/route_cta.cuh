@@ -1,7 +1,8 @@
 // The phases every specialization runs on its CTA's contiguous token range.
-// Specializations differ only in how CTAs exchange their expert counts
-// (tiny: none; small: one barrier, each CTA sums; large: one barrier,
-// counts added atomically into group sums before it), so this file holds
+// Specializations differ in how CTAs exchange their expert counts (tiny:
+// none; small: one barrier, each CTA sums; large: group sums and rows of
+// counts that say whether they are complete, no barrier), and tiny plans
+// up to 16 tokens its own way (few_token_plan.cuh); this file holds
 // everything else.
 //
 // Order inside an expert's group is ascending pair index without atomics:

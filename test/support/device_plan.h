@@ -44,9 +44,9 @@ void device_plan_fill_workspace(device_plan *d, unsigned char byte);
 void device_plan_expect_workspace(const device_plan *d, unsigned char byte, const char *what);
 void device_plan_zero_workspace(device_plan *d);
 /* Fails unless the workspace is ready for the next call, as every call must
- * leave it (kernels/route_args.h): both grid barrier words hold at most
- * their phase bit (bit 31), and the set of group sums the next large call
- * adds into, named by the large barrier word's phase bit, is zero. */
+ * leave it (kernels/route_args.h): the small kernel's grid barrier word and
+ * the large kernel's phase word hold at most bit 31, and the exchange set
+ * the next large call uses, named by the phase word's bit 31, is zero. */
 void device_plan_expect_workspace_ready(const device_plan *d, const char *what);
 
 /* Fails unless two read-back plans of M tokens (both with the optional
