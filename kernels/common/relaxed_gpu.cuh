@@ -15,12 +15,6 @@ __device__ __forceinline__ uint32_t load_relaxed(const uint32_t *p) {
     return v;
 }
 
-__device__ __forceinline__ uint64_t load_relaxed(const uint64_t *p) {
-    uint64_t v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p));
-    return v;
-}
-
 __device__ __forceinline__ void store_relaxed(uint32_t *p, uint32_t v) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
@@ -29,10 +23,6 @@ __device__ __forceinline__ void store_relaxed(uint32_t *p, uint32_t v) {
 // does not wait for it).
 __device__ __forceinline__ void add_relaxed(uint32_t *p, uint32_t v) {
     asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ void add_relaxed(uint64_t *p, uint64_t v) {
-    asm volatile("red.relaxed.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 }  // namespace alphamoe
