@@ -348,6 +348,36 @@ static void gpu_flavours_grid(void **state) {
     report("shape grid");
 }
 
+/* 1 to 16 tokens, which the tiny kernel plans by few_token_plan.cuh where
+ * every expert is a plan expert (the expert-parallel flavours keep the
+ * general plan): every flavour, M cycling through 1..16 with block_m, the
+ * logit patterns and the options varied. */
+static void gpu_flavours_few_tokens(void **state) {
+    (void)state;
+    test_rng rng = case_rng(106);
+    int idx = 0;
+    for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
+        const flavour *f = &kFlavours[fi];
+        for (int ei = 0; ei < COUNT(kExpertCounts); ++ei) {
+            const int32_t E = f->E ? f->E : kExpertCounts[ei];
+            const int32_t k = f->k ? f->k : kTopKs[(ei + fi) % COUNT(kTopKs)];
+            if ((f->E && ei > 0) || !k_valid(f, E, k)) continue;
+            const int reps = f->E ? 16 : 2;
+            for (int r = 0; r < reps; ++r, ++idx) {
+                const int32_t M = 1 + idx % 16;
+                route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], M, M + (int32_t)rng_below(&rng, 40),
+                                idx % 2 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u, ALPHAMOE_SPECIALIZATION_TINY,
+                                (logit_pattern)(idx % LOGITS_PATTERN_COUNT),
+                                (bias_pattern)(idx % BIAS_PATTERN_COUNT), (idx / 2) % 2};
+                if (f->scoring == SMX && f->groups == 0 && k >= 2 && idx % 3 == 0)
+                    c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                run_case(&c, &rng);
+            }
+        }
+    }
+    report("one to 16 tokens");
+}
+
 /* Non-finite and adversarial logits and biases, through every
  * specialization. */
 static void gpu_flavours_nonfinite(void **state) {
@@ -513,6 +543,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_nonfinite, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_specializations_agree, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_optional_outputs_and_tail, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_few_tokens, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),
     };

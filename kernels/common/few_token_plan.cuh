@@ -1,9 +1,10 @@
-// The plan of a call of at most one token per warp (M <= 16) in one CTA,
-// plain kernels. A token's k ids are distinct and all plan experts, so an
-// expert has at most one pair per token. The general plan's code for any
-// grid, any tokens per warp and any padding run, run once per call and
-// fetched cold, costs such a call most of its time after selection; these
-// take shorter paths.
+// The plan of a call of at most one token per warp (M <= 16) in one CTA
+// whose every expert is a plan expert (no expert map, no local range). A
+// token's k ids are distinct and all plan experts, so an expert has at
+// most one pair per token. The general plan's code for any grid, any
+// tokens per warp and any padding run, run once per call and fetched
+// cold, costs such a call most of its time after selection; these take
+// shorter paths.
 #ifndef ALPHAMOE_KERNELS_FEW_TOKEN_PLAN_CUH
 #define ALPHAMOE_KERNELS_FEW_TOKEN_PLAN_CUH
 

@@ -66,7 +66,8 @@ struct NoEarlyReads {
 // thread before selection, as soon as global memory may be read: reads the
 // exchange needs, whose latency selection then hides.
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
-// plan of a call of at most one token per warp as few_token_plan.cuh does.
+// plan of a call of at most one token per warp, every expert planned, as
+// few_token_plan.cuh does.
 template <bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
@@ -83,7 +84,11 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     prefetch_first_row<kFlavoured>(a, warp_range);
     select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
-    if (kOneCta && !kFlavoured && a.num_tokens <= kWarpsPerBlock) {
+    // The flavours keep these plans' premise, k distinct plan experts per
+    // token, unless an expert map or a local range leaves experts out.
+    const bool every_id_planned =
+        !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
+    if (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock) {
         phase_clock(a, 3);
         phase_clock(a, 4);
         if (a.num_tokens == 1)
