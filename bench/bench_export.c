@@ -86,6 +86,7 @@ int write_csv(const bench_run *run, const char *path) {
     fputs(CSV_HEADER, f);
     if (run->have_floors) {
         csv_floor(f, "empty", &run->floors.empty);
+        csv_floor(f, "one_row", &run->floors.one_row);
         csv_floor(f, "barrier", &run->floors.barrier);
         csv_floor(f, "copy", &run->floors.copy);
     }
@@ -147,6 +148,8 @@ static void json_header(FILE *f, const bench_run *run) {
 static void json_floors(FILE *f, const floor_figures *fl) {
     fprintf(f, ",\n  \"floors\": {");
     json_stats(f, "empty", &fl->empty);
+    fprintf(f, ", ");
+    json_stats(f, "one_row", &fl->one_row);
     fprintf(f, ", ");
     json_stats(f, "barrier", &fl->barrier);
     fprintf(f, ", \"barrier_ctas\": %d, ", (int)fl->barrier_ctas);

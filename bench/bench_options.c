@@ -14,7 +14,7 @@ void print_bench_usage(FILE *f) {
             "is the sum of its kernel durations, with L2 evicted by a memset before it.\n"
             "Prints, per shape, the median of the round medians and their spread, the\n"
             "per-call time in a CUDA graph of 100 back-to-back calls, the floor that bounds\n"
-            "the shape (empty kernel, one grid barrier, or logits bytes at the memory rate) and\n"
+            "the shape (one row read, one grid barrier, or logits bytes at the memory rate) and\n"
             "the target; then the programmatic-dependent-launch gain. Every configuration\n"
             "is checked against the CPU reference before it is timed.\n"
             "\n"

@@ -64,6 +64,8 @@ void print_floors(const bench_run *run) {
     printf("\nfloors (this run, L2 evicted, CUPTI):\n");
     snprintf(what, sizeof(what), "empty kernel, 1 CTA x %d threads", FLOOR_BLOCK_THREADS);
     print_floor_line(what, &f->empty);
+    snprintf(what, sizeof(what), "one row: %d logits read, their maximum stored", FLOOR_ROW_FLOATS);
+    print_floor_line(what, &f->one_row);
     snprintf(what, sizeof(what), "one grid barrier, %d CTAs x %d threads, cooperative", (int)f->barrier_ctas,
              FLOOR_BLOCK_THREADS);
     print_floor_line(what, &f->barrier);
@@ -98,7 +100,7 @@ void print_shape_table(const bench_run *run) {
     printf("\n%-26s %-6s %5s %9s %-13s %10s %-9s %8s %6s %-16s %7s %-18s %s\n", "shape", "spec", "grid", "kernel us",
            "spread", "graph/call", "floor", "floor us", "ratio", "target", "shared", "verdict", "stock us (speedup)");
     for (int32_t i = 0; i < run->shape_count; ++i) print_shape_row(&run->shapes[i]);
-    printf("ratio = kernel / the bounding floor (the largest of: empty kernel; grid barrier when the grid\n"
+    printf("ratio = kernel / the bounding floor (the largest of: one row; grid barrier when the grid\n"
            "meets at one: large, small above 8 CTAs; bandwidth). verdict: time = kernel median within target;\n"
            "graph = graph/call within %.1f us of the kernel median; shared = shared-expert mode within %.0f%% of\n"
            "its routed twin (the shared column). stock = the stock top-k + align pipeline on the H200, CUPTI,\n"

@@ -18,6 +18,20 @@ extern "C" __global__ void bench_floor_grid_barrier(uint32_t *workspace) {
     alphamoe::grid_barrier(workspace + alphamoe::kWsBarrierWord, gridDim.x);
 }
 
+// The least a one-token router can cost: a launch, one row of E512 logits
+// read from memory (L2 evicted, like the router's), and a store that waits
+// for it. Warp 0 reads the row coalesced, 16 floats a lane, takes its
+// maximum, and lane 0 stores it; the other warps only launch.
+extern "C" __global__ void bench_floor_one_row(const float *row, float *out) {
+    if (threadIdx.x >= 32) return;
+    float best = row[threadIdx.x];
+#pragma unroll
+    for (int i = 1; i < 16; ++i) best = fmaxf(best, row[i * 32 + threadIdx.x]);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, offset));
+    if (threadIdx.x == 0) *out = best;
+}
+
 // splitmix64's finalizer: a well-mixed 64-bit value from an index.
 __device__ __forceinline__ uint64_t mix64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -53,6 +67,8 @@ extern "C" __global__ void bench_pdl_producer(float *logits, int64_t count, uint
 }
 
 extern "C" const void *bench_floor_empty_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_empty); }
+
+extern "C" const void *bench_floor_one_row_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_one_row); }
 
 extern "C" const void *bench_floor_grid_barrier_kernel(void) {
     return reinterpret_cast<const void *>(&bench_floor_grid_barrier);

@@ -21,12 +21,20 @@
 
 /* Defined in floor_kernels.cu. */
 const void *bench_floor_empty_kernel(void);
+const void *bench_floor_one_row_kernel(void);
 const void *bench_floor_grid_barrier_kernel(void);
 const void *bench_pdl_producer_kernel(void);
 int32_t bench_floor_barrier_words(void);
 
 /* One CTA of FLOOR_BLOCK_THREADS that does nothing. */
 cudaError_t launch_empty_floor(cudaStream_t stream);
+
+/* The row floor's row: E512 FP32 logits. */
+#define FLOOR_ROW_FLOATS 512
+
+/* One CTA of FLOOR_BLOCK_THREADS whose warp 0 reads `row`
+ * (FLOOR_ROW_FLOATS floats) and stores their maximum to `out`. */
+cudaError_t launch_one_row_floor(cudaStream_t stream, const float *row, float *out);
 
 /* `ctas` CTAs of FLOOR_BLOCK_THREADS through cudaLaunchCooperativeKernel,
  * one grid barrier; workspace: bench_floor_barrier_words() words, zeroed

@@ -5,6 +5,12 @@ cudaError_t launch_empty_floor(cudaStream_t stream) {
     return cudaLaunchKernel(bench_floor_empty_kernel(), grid, block, NULL, 0, stream);
 }
 
+cudaError_t launch_one_row_floor(cudaStream_t stream, const float *row, float *out) {
+    const dim3 grid = {1, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
+    void *args[] = {&row, &out};
+    return cudaLaunchKernel(bench_floor_one_row_kernel(), grid, block, args, 0, stream);
+}
+
 cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_t *workspace) {
     const dim3 grid = {(unsigned)ctas, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
     void *args[] = {&workspace};

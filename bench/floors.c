@@ -21,6 +21,16 @@ static int issue_empty(void *ctx, cudaStream_t s) {
     return 0;
 }
 
+typedef struct row_ctx {
+    float *row, *out;
+} row_ctx;
+
+static int issue_one_row(void *ctx, cudaStream_t s) {
+    const row_ctx *r = ctx;
+    CUDA_TRY(launch_one_row_floor(s, r->row, r->out));
+    return 0;
+}
+
 static int issue_barrier(void *ctx, cudaStream_t s) {
     const barrier_ctx *b = ctx;
     CUDA_TRY(launch_grid_barrier_floor(s, b->ctas, b->workspace));
@@ -36,6 +46,18 @@ static int issue_copy(void *ctx, cudaStream_t s) {
 static int measure_empty(bench_device *d, const sampling_plan *plan, floor_figures *out) {
     const workload w = {"empty-kernel floor", issue_empty, NULL, 1, 0, METRIC_KERNEL_SUM};
     return measure_cold(d, &w, plan, &out->empty);
+}
+
+static int measure_one_row(bench_device *d, const sampling_plan *plan, floor_figures *out) {
+    row_ctx r = {NULL, NULL};
+    const size_t bytes = (FLOOR_ROW_FLOATS + 1) * sizeof(float);
+    CUDA_TRY(cudaMalloc((void **)&r.row, bytes));
+    r.out = r.row + FLOOR_ROW_FLOATS;
+    int rc = cudaMemset(r.row, 0x3c, bytes) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
+    const workload w = {"one-row floor", issue_one_row, &r, 1, 0, METRIC_KERNEL_SUM};
+    if (rc == 0) rc = measure_cold(d, &w, plan, &out->one_row);
+    cudaFree(r.row);
+    return rc;
 }
 
 static int measure_barrier(bench_device *d, const sampling_plan *plan, floor_figures *out) {
@@ -80,6 +102,7 @@ static int measure_copy(bench_device *d, const sampling_plan *plan, floor_figure
 int measure_floors(bench_device *d, const sampling_plan *plan, floor_figures *out) {
     memset(out, 0, sizeof(*out));
     TRY(measure_empty(d, plan, out));
+    TRY(measure_one_row(d, plan, out));
     TRY(measure_barrier(d, plan, out));
     TRY(measure_copy(d, plan, out));
     return 0;

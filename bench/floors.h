@@ -1,11 +1,14 @@
 /*
  * The floors of the same run, the least any launch of a kind can cost:
  *   - an empty kernel (one CTA): launch and teardown;
+ *   - one CTA whose warp 0 reads one E512 row of logits and stores its
+ *     maximum: a launch, a memory round trip and a store that waits for
+ *     it, the least any router call costs (one token at least);
  *   - a cooperative kernel of one CTA per multiprocessor crossing one grid
  *     barrier: what a cooperative router pays before any work;
  *   - a device-to-device copy of the largest logits buffer (E512, M16384):
  *     its rate gives each shape's bandwidth floor, logits bytes / rate.
- * All three are cold-L2 CUPTI durations, like the router's.
+ * All four are cold-L2 CUPTI durations, like the router's.
  */
 #ifndef ALPHAMOE_BENCH_FLOORS_H
 #define ALPHAMOE_BENCH_FLOORS_H
@@ -21,6 +24,7 @@
 
 typedef struct floor_figures {
     round_stats empty;
+    round_stats one_row;
     round_stats barrier;
     int32_t barrier_ctas;
     round_stats copy;
