@@ -18,6 +18,7 @@ static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == 
 static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
                   kLogitsF16 == int{ALPHAMOE_LOGITS_F16},
               "kernel logits types are the public ones");
+static_assert(kMaxTopK == ALPHAMOE_MAX_TOP_K, "the kernels hold up to the public top_k");
 
 RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const void *logits,
                     const alphamoe_buffers &b, const alphamoe_selection &sel) {

@@ -20,6 +20,7 @@ namespace alphamoe {
 constexpr int kBlockThreads = 512;
 constexpr int kWarpsPerBlock = kBlockThreads / 32;
 constexpr int kMaxExperts = 512;
+constexpr int kMaxTopK = 16;  // ALPHAMOE_MAX_TOP_K
 // The workspace holds per-CTA expert counts for at most this many CTAs.
 constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable

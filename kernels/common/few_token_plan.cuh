@@ -12,50 +12,68 @@
 
 namespace alphamoe {
 
-// One token: each group is one pair padded to one block, so an expert's
-// group starts at block_m times the number of chosen ids below it, and the
-// plan follows from the k ids alone. Every thread of the CTA calls it once
-// warp 0 has selected token 0.
-__device__ __forceinline__ void write_one_token_plan(const RouteArgs &a, CtaShared &sh) {
+// One token: each chosen expert's group is its one pair padded to one
+// block, in id order, so a group starts at block_m times the number of
+// chosen ids below it. All of the plan but the k block starts is known
+// before the token is ranked: the warps other than warp 0 write it while
+// warp 0 waits for the row, and warp 0 then writes the block starts alone,
+// with no barrier (the addresses differ).
+
+// The padding of a one-token plan, the live length and the tail, by
+// `threads` threads of the CTA (thread < threads), before the ranking.
+__device__ __forceinline__ void write_one_token_padding(const RouteArgs &a, uint32_t thread, uint32_t threads) {
     const int k = a.top_k;
     const int32_t bm = a.block_m;
     const int32_t live_length = k * bm;
     const int32_t sentinel = k;  // M * k
-    const int e = threadIdx.x;
-    // The token's ids in lane (pair) order, from phase 1; then, by rank, the
-    // lane holding each.
-    const int16_t *ids = sh.pair_ids[0];
-    int32_t *lane_of_rank = sh.scan_scratch;
-    static_assert(kWarpsPerBlock >= 16, "a rank per chosen expert, k <= 16");
-    __syncthreads();
-    int32_t below = 0, lane = -1;
 #pragma unroll 1
-    for (int l = 0; l < k; ++l) {
-        const int32_t id = ids[l];
-        below += id < e ? 1 : 0;
-        lane = id == e ? l : lane;
-    }
-    if (e < a.plan_experts) {
-        if (lane >= 0) {
-            lane_of_rank[below] = lane;
-            a.expert_ids[below] = e;
-            if (a.pair_to_sorted) a.pair_to_sorted[lane] = below * bm;
-        }
-        if (a.expert_counts) a.expert_counts[e] = lane >= 0 ? 1 : 0;
-        if (a.expert_offsets) a.expert_offsets[e] = below * bm;
-    }
-    if (e == 0) {
+    for (uint32_t pos = thread; pos < static_cast<uint32_t>(live_length); pos += threads)
+        if (block_m_divide(a, pos) * bm != static_cast<int32_t>(pos)) a.sorted_token_ids[pos] = sentinel;
+    if (thread == 0) {
         *a.num_tokens_post_padded = live_length;
         if (a.expert_offsets) a.expert_offsets[a.plan_experts] = live_length;
     }
-    __syncthreads();
-    // Each group: its pair, then block_m - 1 sentinels.
-#pragma unroll 1
-    for (int32_t pos = e; pos < live_length; pos += kBlockThreads) {
-        const int32_t rank = block_m_divide(a, pos);
-        a.sorted_token_ids[pos] = pos == rank * bm ? lane_of_rank[rank] : sentinel;
+    if (a.flags & kFlagTailFill) fill_tail(a, live_length, k, thread, threads);
+}
+
+// Warp 0, once it has ranked token 0: lane j < k puts pair j at the start
+// of its expert's block, the rank of its id among the k found by comparing
+// it with the others'.
+__device__ __forceinline__ void write_one_token_blocks(const RouteArgs &a, const CtaShared &sh) {
+    const int lane = threadIdx.x & 31;
+    const int k = a.top_k;
+    const int32_t id = lane < k ? sh.pair_ids[0][lane] : 0;
+    int32_t below = 0;
+#pragma unroll
+    for (int l = 0; l < kMaxTopK; ++l) {
+        const int32_t other = __shfl_sync(kFullMask, id, l);
+        below += l < k && other < id ? 1 : 0;
     }
-    if (a.flags & kFlagTailFill) fill_tail(a, live_length, k, e, kBlockThreads);
+    if (lane < k) {
+        const int32_t pos = below * a.block_m;
+        a.expert_ids[below] = id;
+        a.sorted_token_ids[pos] = lane;
+        if (a.pair_to_sorted) a.pair_to_sorted[lane] = pos;
+    }
+}
+
+// expert_counts and expert_offsets of a one-token plan, when asked for:
+// one entry per expert, so every thread reads the k ids. Every thread of
+// the CTA calls it once warp 0 has ranked the token.
+__device__ __forceinline__ void write_one_token_expert_table(const RouteArgs &a, const CtaShared &sh) {
+    __syncthreads();
+    const int e = threadIdx.x;
+    if (e >= a.plan_experts) return;
+    int32_t below = 0;
+    bool chosen = false;
+#pragma unroll 1
+    for (int l = 0; l < a.top_k; ++l) {
+        const int32_t id = sh.pair_ids[0][l];
+        below += id < e ? 1 : 0;
+        chosen = chosen || id == e;
+    }
+    if (a.expert_counts) a.expert_counts[e] = chosen ? 1 : 0;
+    if (a.expert_offsets) a.expert_offsets[e] = below * a.block_m;
 }
 
 // 2 to 16 tokens, warp w holding token w: an expert's pairs, at most one

@@ -67,7 +67,7 @@ struct NoEarlyReads {
 // exchange needs, whose latency selection then hides.
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
 // plan of a call of at most one token per warp, every expert planned, as
-// few_token_plan.cuh does.
+// few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
 template <bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
@@ -80,21 +80,27 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         return;
     }
     const TokenRange range = cta_token_range(a, blockIdx.x);
-    const TokenRange warp_range = warp_token_range(range, threadIdx.x >> 5);
+    const int warp = threadIdx.x >> 5;
+    const TokenRange warp_range = warp_token_range(range, warp);
     prefetch_first_row<kFlavoured>(a, warp_range);
-    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
-    phase_clock(a, 2);
-    // The flavours keep these plans' premise, k distinct plan experts per
-    // token, unless an expert map or a local range leaves experts out.
+    // The flavours keep the few-token plans' premise, k distinct plan
+    // experts per token, unless an expert map or a local range leaves
+    // experts out.
     const bool every_id_planned =
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
+    const bool one_token_plan = kOneCta && every_id_planned && a.num_tokens == 1;
+    if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
+    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
+    phase_clock(a, 2);
     if (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock) {
         phase_clock(a, 3);
         phase_clock(a, 4);
-        if (a.num_tokens == 1)
-            write_one_token_plan(a, sh);
-        else
+        if (one_token_plan) {
+            if (warp == 0) write_one_token_blocks(a, sh);
+            if (a.expert_counts || a.expert_offsets) write_one_token_expert_table(a, sh);
+        } else {
             write_few_token_plan(a, sh);
+        }
         phase_clock(a, 5);
         phase_clock(a, 6);
         allow_dependent_launch();
