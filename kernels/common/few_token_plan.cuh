@@ -90,16 +90,14 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     __syncthreads();
     // Each token warp's count of expert e (0 or 1) becomes the count of the
     // warps before it.
-    // Unrolled over every warp, so that the M loads are in flight together.
+    // Four steps unrolled: four loads in flight together.
     int32_t count = 0;
     if (e < E) {
-#pragma unroll
-        for (int w = 0; w < kWarpsPerBlock; ++w) {
-            if (w < M) {
-                const int32_t c = sh.warp_counts[w][e];
-                sh.warp_counts[w][e] = count;
-                count += c;
-            }
+#pragma unroll 4
+        for (int w = 0; w < M; ++w) {
+            const int32_t c = sh.warp_counts[w][e];
+            sh.warp_counts[w][e] = count;
+            count += c;
         }
     }
     const int32_t blocks = count > 0 ? block_m_divide(a, count - 1) + 1 : 0;
