@@ -44,10 +44,13 @@ static void csv_stats(FILE *f, const round_stats *s) {
             (int)s->rounds, (int)s->samples);
 }
 
-static void csv_floor(FILE *f, const char *name, const round_stats *s) {
+/* graph_us: per call in a graph, or GRAPH_NOT_MEASURED. */
+static void csv_floor(FILE *f, const char *name, const round_stats *s, double graph_us) {
     fprintf(f, "floor,%s,,,,,,,,,", name);
     csv_stats(f, s);
-    fprintf(f, ",,,,,,,,,,\n");
+    fprintf(f, ",");
+    if (graph_us >= 0.0) fprintf(f, "%.4f", graph_us);
+    fprintf(f, ",,,,,,,,,\n");
 }
 
 static void csv_shape(FILE *f, const shape_result *r) {
@@ -85,10 +88,10 @@ int write_csv(const bench_run *run, const char *path) {
     if (f == NULL) return -1;
     fputs(CSV_HEADER, f);
     if (run->have_floors) {
-        csv_floor(f, "empty", &run->floors.empty);
-        csv_floor(f, "one_row", &run->floors.one_row);
-        csv_floor(f, "barrier", &run->floors.barrier);
-        csv_floor(f, "copy", &run->floors.copy);
+        csv_floor(f, "empty", &run->floors.empty, run->floors.empty_graph_per_call_us);
+        csv_floor(f, "one_row", &run->floors.one_row, GRAPH_NOT_MEASURED);
+        csv_floor(f, "barrier", &run->floors.barrier, GRAPH_NOT_MEASURED);
+        csv_floor(f, "copy", &run->floors.copy, GRAPH_NOT_MEASURED);
     }
     for (int32_t i = 0; i < run->shape_count; ++i) csv_shape(f, &run->shapes[i]);
     for (int32_t i = 0; i < run->pdl_count; ++i) {
@@ -148,7 +151,7 @@ static void json_header(FILE *f, const bench_run *run) {
 static void json_floors(FILE *f, const floor_figures *fl) {
     fprintf(f, ",\n  \"floors\": {");
     json_stats(f, "empty", &fl->empty);
-    fprintf(f, ", ");
+    fprintf(f, ", \"empty_graph_per_call_us\": %.4f, ", fl->empty_graph_per_call_us);
     json_stats(f, "one_row", &fl->one_row);
     fprintf(f, ", ");
     json_stats(f, "barrier", &fl->barrier);

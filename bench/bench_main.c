@@ -28,7 +28,7 @@
 #include "sweep.h"
 
 static int run_shapes(bench_device *d, const bench_shape *shapes, const bool *selected, bench_run *run) {
-    TRY(measure_floors(d, &run->plan.sampling, &run->floors));
+    TRY(measure_floors(d, &run->plan.sampling, run->plan.graph_replays, &run->floors));
     run->have_floors = true;
     print_floors(run);
     run->shapes = calloc(SHAPE_COUNT, sizeof(*run->shapes));

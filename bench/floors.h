@@ -1,6 +1,8 @@
 /*
  * The floors of the same run, the least any launch of a kind can cost:
- *   - an empty kernel (one CTA): launch and teardown;
+ *   - an empty kernel (one CTA): launch and teardown; and per call in a
+ *     CUDA graph of GRAPH_CALLS back-to-back launches, the floor of the
+ *     shapes' graph/call figures;
  *   - one CTA whose warp 0 reads one E512 row of logits and stores its
  *     maximum: a launch, a memory round trip and a store that waits for
  *     it, the least any router call costs (one token at least);
@@ -24,6 +26,7 @@
 
 typedef struct floor_figures {
     round_stats empty;
+    double empty_graph_per_call_us;
     round_stats one_row;
     round_stats barrier;
     int32_t barrier_ctas;
@@ -32,7 +35,7 @@ typedef struct floor_figures {
     double copy_bytes_per_us; /* copy_bytes / copy.median_us */
 } floor_figures;
 
-int measure_floors(bench_device *d, const sampling_plan *plan, floor_figures *out);
+int measure_floors(bench_device *d, const sampling_plan *plan, int32_t graph_replays, floor_figures *out);
 
 /* bytes / the measured copy rate. */
 double bandwidth_floor_us(const floor_figures *f, int64_t bytes);
