@@ -64,7 +64,7 @@ void print_floors(const bench_run *run) {
     printf("\nfloors (this run, L2 evicted, CUPTI):\n");
     snprintf(what, sizeof(what), "empty kernel, 1 CTA x %d threads", FLOOR_BLOCK_THREADS);
     print_floor_line(what, &f->empty);
-    snprintf(what, sizeof(what), "  the same in a graph of %d back-to-back launches, per call", GRAPH_CALLS);
+    snprintf(what, sizeof(what), "empty kernel, per call in a graph of %d launches", GRAPH_CALLS);
     printf("  %-56s %8.2f us\n", what, f->empty_graph_per_call_us);
     snprintf(what, sizeof(what), "one row: %d logits read, their maximum stored", FLOOR_ROW_FLOATS);
     print_floor_line(what, &f->one_row);
