@@ -10,7 +10,9 @@ namespace alphamoe {
 
 // warp_totals: kWarpsPerBlock words of shared memory. Returns the exclusive
 // prefix of `value` in thread order and the sum over the CTA in *total.
-// Contains __syncthreads: every thread of the CTA must call it.
+// Contains one __syncthreads: every thread of the CTA must call it, and
+// none may write warp_totals again before the CTA's next barrier. Values
+// are non-negative and their sum fits int32.
 __device__ __forceinline__ int32_t block_exclusive_scan(int32_t value, int32_t *warp_totals,
                                                         int32_t *total) {
     const int lane = threadIdx.x & 31;
@@ -23,21 +25,12 @@ __device__ __forceinline__ int32_t block_exclusive_scan(int32_t value, int32_t *
     }
     if (lane == 31) warp_totals[warp] = inclusive;
     __syncthreads();
-    if (warp == 0) {
-        int32_t w = lane < kWarpsPerBlock ? warp_totals[lane] : 0;
-#pragma unroll
-        for (int offset = 1; offset < kWarpsPerBlock; offset <<= 1) {
-            const int32_t up = __shfl_up_sync(0xffffffffu, w, offset);
-            if (lane >= offset) w += up;
-        }
-        if (lane < kWarpsPerBlock) warp_totals[lane] = w;  // inclusive over warps
-    }
-    __syncthreads();
-    const int32_t before_warp = warp == 0 ? 0 : warp_totals[warp - 1];
-    *total = warp_totals[kWarpsPerBlock - 1];
-    const int32_t result = before_warp + inclusive - value;
-    __syncthreads();  // warp_totals may be reused right after
-    return result;
+    // Every warp sums the totals of the warps before it, and of all, with
+    // two reductions: no scan by one warp, and no second barrier after it.
+    const int32_t warp_total = lane < kWarpsPerBlock ? warp_totals[lane] : 0;
+    const int32_t before_warp = __reduce_add_sync(0xffffffffu, lane < warp ? warp_total : 0);
+    *total = __reduce_add_sync(0xffffffffu, warp_total);
+    return before_warp + inclusive - value;
 }
 
 }  // namespace alphamoe
