@@ -111,17 +111,18 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
     __shared__ CtaShared sh;
     uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
-    // Each thread votes the phase it read: the barrier that ends counting
-    // takes the votes as its operand, so every thread's read has returned
-    // before the CTA sends a count, and so before CTA 0 can flip the word.
-    const auto read_phase = [&] { return static_cast<int>(load_relaxed(phase_word) >> 31); };
+    uint32_t phase = 0;
+    const auto read_phase = [&] { phase = load_relaxed(phase_word); };
     route_kernel_body<kSharedExpert, kFlavoured>(
         a, sh,
-        [&](int32_t count, int phase_vote, int32_t *total, int32_t *earlier) {
+        [&](int32_t count, int32_t *total, int32_t *earlier) {
             const int e = threadIdx.x;
             const int L = a.plan_experts;
             const CtaGroup g = cta_group(a, blockIdx.x);
-            const uint32_t phase_bit = static_cast<uint32_t>(phase_vote);
+            // The CTA barrier takes every thread's phase as its operand, so
+            // each thread's read has returned before the CTA sends a count,
+            // and so before CTA 0 can flip the word.
+            const uint32_t phase_bit = static_cast<uint32_t>(__syncthreads_or(static_cast<int>(phase >> 31)));
             uint32_t *set = exchange_set(a, phase_bit);
             if (e < L) send_count(set, g, count);
             if (L > kPollingMaxExperts) {

@@ -212,10 +212,9 @@ __device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaS
 }
 
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
-// e < L, the CTA's pair count for plan expert e (0 elsewhere). Its barrier
-// also sets *any_vote: whether any thread's vote is nonzero.
-__device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh, int vote, int *any_vote) {
-    *any_vote = __syncthreads_or(vote);
+// e < L, the CTA's pair count for plan expert e (0 elsewhere).
+__device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {
+    __syncthreads();
     const int e = threadIdx.x;
     int32_t running = 0;
     if (e < a.plan_experts) {

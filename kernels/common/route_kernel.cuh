@@ -57,17 +57,14 @@ __device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRang
 }
 
 struct NoEarlyReads {
-    __device__ int operator()() const { return 0; }
+    __device__ void operator()() const {}
 };
 
-// exchange(count, any_vote, &total, &earlier) runs in every thread; in
-// thread e < E, count is this CTA's count of expert e, and it must set the
-// call-wide total and the count held by CTAs before this one. early() runs
-// in every thread before selection, as soon as global memory may be read:
-// reads the exchange needs, whose latency selection then hides. It returns
-// the thread's vote: any_vote is whether any thread of the CTA voted
-// nonzero, taken by the barrier that ends counting, so every thread's
-// early reads have returned before any thread exchanges.
+// exchange(count, &total, &earlier) runs in every thread; in thread e < E,
+// count is this CTA's count of expert e, and it must set the call-wide
+// total and the count held by CTAs before this one. early() runs in every
+// thread before selection, as soon as global memory may be read: reads the
+// exchange needs, whose latency selection then hides.
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
 // plan of a call of at most one token per warp, every expert planned, as
 // few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
@@ -77,7 +74,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
-    const int vote = early();
+    early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
         return;
@@ -109,11 +106,10 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         allow_dependent_launch();
         return;
     }
-    int any_vote = 0;
-    const int32_t count = cta_expert_count(a, sh, vote, &any_vote);
+    const int32_t count = cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
-    exchange(count, any_vote, &total, &earlier);
+    exchange(count, &total, &earlier);
     phase_clock(a, 4);
     place_pairs<kFlavoured>(a, sh, range, total, earlier);
     phase_clock(a, 5);
