@@ -89,8 +89,7 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     const int32_t bm = a.block_m;
     __syncthreads();
     // Each token warp's count of expert e (0 or 1) becomes the count of the
-    // warps before it.
-    // Four steps unrolled: four loads in flight together.
+    // warps before it; four steps unrolled, four loads in flight together.
     int32_t count = 0;
     if (e < E) {
 #pragma unroll 4
