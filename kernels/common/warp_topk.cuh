@@ -162,7 +162,7 @@ __device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t min
                                               int lane, int32_t &id_out, uint32_t &key_out,
                                               uint32_t &first_key) {
     int rank = 0;
-#pragma unroll 8
+#pragma unroll 4
     for (int j = 0; j < gathered; ++j) rank += scratch.candidate[j] > mine ? 1 : 0;
     __syncwarp();
     if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
