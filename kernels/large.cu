@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
     uint32_t phase = 0;
     const auto read_phase = [&] { phase = load_relaxed(phase_word); };
-    route_kernel<kSharedExpert, kFlavoured>(
+    route_kernel_body<kSharedExpert, kFlavoured>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier) {
             const int e = threadIdx.x;

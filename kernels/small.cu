@@ -76,7 +76,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     __shared__ CtaShared sh;
     // Uniform over the grid: launched as one cluster, or cooperatively.
     const bool one_cluster = __clusterSizeInBlocks() == gridDim.x;
-    route_kernel<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+    route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
         if (one_cluster)
             exchange_in_cluster(a, sh, count, total, earlier);
         else

@@ -68,10 +68,9 @@ struct NoEarlyReads {
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
 // plan of a call of at most one token per warp, every expert planned, as
 // few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
-// kSlots: the row width, slots per lane (route_kernel picks it).
-template <bool kShared, bool kFlavoured, bool kOneCta, int kSlots, typename Exchange, typename EarlyReads>
+template <bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
-                                                  EarlyReads early) {
+                                                  EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
@@ -91,7 +90,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
     const bool one_token_plan = kOneCta && every_id_planned && a.num_tokens == 1;
     if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-    select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range);
+    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
     if (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock) {
         phase_clock(a, 3);
@@ -117,24 +116,6 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     write_plan_rest(a, sh, blockIdx.x, gridDim.x);
     phase_clock(a, 6);
     allow_dependent_launch();
-}
-
-// The whole body once per row width, the width chosen first: a call then
-// runs one stretch of code from its start to its end. Code run once per
-// call is fetched cold when other kernels have run since (their code
-// evicts this one's from the instruction caches), and a width dispatch in
-// the middle of shared code made every call jump back and forth between
-// distant stretches, each jump a fetch from memory.
-template <bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange, typename EarlyReads = NoEarlyReads>
-__device__ __forceinline__ void route_kernel(const RouteArgs &a, CtaShared &sh, Exchange exchange,
-                                             EarlyReads early = EarlyReads()) {
-    switch (row_width_index<kShared>(a)) {
-    case 0: route_kernel_body<kShared, kFlavoured, kOneCta, 1>(a, sh, exchange, early); break;
-    case 1: route_kernel_body<kShared, kFlavoured, kOneCta, 2>(a, sh, exchange, early); break;
-    case 2: route_kernel_body<kShared, kFlavoured, kOneCta, 4>(a, sh, exchange, early); break;
-    case 3: route_kernel_body<kShared, kFlavoured, kOneCta, 8>(a, sh, exchange, early); break;
-    default: route_kernel_body<kShared, kFlavoured, kOneCta, 16>(a, sh, exchange, early); break;
-    }
 }
 
 }  // namespace alphamoe
