@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "images.h"
@@ -19,8 +20,13 @@ struct Slot {
 
 struct Kernels {
     alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
-    CUkernel kernel[ALPHAMOE_KERNEL_COUNT];
+    CUkernel kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];
 };
+
+// The entry point of kernel k for row width w: <entry point>_w<slots>.
+void width_entry_point(const EmbeddedKernel &k, int w, char *out, size_t size) {
+    snprintf(out, size, "%s_w%d", k.entry_point, 1 << w);
+}
 
 Kernels g_kernels;
 Slot *g_slots = nullptr;
@@ -41,7 +47,11 @@ void setup_once() {
         const EmbeddedKernel &k = embedded_kernel(i);
         CUlibrary library = nullptr;
         CUresult r = d.LibraryLoadData(&library, k.fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
-        if (r == CUDA_SUCCESS) r = d.LibraryGetKernel(&g_kernels.kernel[i], library, k.entry_point);
+        for (int w = 0; w < kRowWidths && r == CUDA_SUCCESS; ++w) {
+            char name[96];
+            width_entry_point(k, w, name, sizeof name);
+            r = d.LibraryGetKernel(&g_kernels.kernel[i][w], library, name);
+        }
         g_kernels.status[i] = status_from_cuda(r);
     }
     g_slots = static_cast<Slot *>(calloc(static_cast<size_t>(d.device_count), sizeof(Slot)));
@@ -80,15 +90,17 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     int min_occupancy = 1 << 30;
     for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
-        st->kernels[i] = g_kernels.kernel[i];
-        int regs = 0;
-        CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, st->kernels[i], dev);
-        CUfunction f = nullptr;
-        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, st->kernels[i]);
-        int occupancy = 0;
-        if (r == CUDA_SUCCESS) r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads, 0);
-        if (r != CUDA_SUCCESS) return status_from_cuda(r);
-        if (occupancy < min_occupancy) min_occupancy = occupancy;
+        for (int w = 0; w < kRowWidths; ++w) {
+            st->kernels[i][w] = g_kernels.kernel[i][w];
+            int regs = 0;
+            CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, st->kernels[i][w], dev);
+            CUfunction f = nullptr;
+            if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, st->kernels[i][w]);
+            int occupancy = 0;
+            if (r == CUDA_SUCCESS) r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads, 0);
+            if (r != CUDA_SUCCESS) return status_from_cuda(r);
+            if (occupancy < min_occupancy) min_occupancy = occupancy;
+        }
     }
     if (min_occupancy < 1) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
     a.cooperative_ctas_per_sm = min_occupancy;

@@ -6,13 +6,15 @@
 
 #include "alphamoe/router.h"
 #include "driver.h"
+#include "route_args.h"
 
 namespace alphamoe {
 
 struct DeviceState {
     CUdevice device;
     alphamoe_device_attributes attributes;
-    CUkernel kernels[ALPHAMOE_KERNEL_COUNT];  // context-independent handles
+    // Context-independent handles, per kernel and row width (route_args.h).
+    CUkernel kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
 };
 
 // The state of the device that owns `stream`'s context (the current context

@@ -88,8 +88,9 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     cfg.attrs = n_attrs ? attrs : nullptr;
     cfg.numAttrs = n_attrs;
     void *params[] = {&args};
-    const CUkernel kernel =
-        st.kernels[kernel_index(sel.specialization, shared_expert(router), routes_a_flavour(router.params))];
+    const int32_t candidates = shared_expert(router) ? router.params.num_experts - 1 : router.params.num_experts;
+    const CUkernel kernel = st.kernels[kernel_index(sel.specialization, shared_expert(router),
+                                                    routes_a_flavour(router.params))][row_width_index(candidates)];
     // A CUkernel launches as a CUfunction in the stream's context.
     return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);
 }

@@ -105,15 +105,13 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     *earlier = before;
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
-    ALPHAMOE_KERNEL_NAME(large)(const RouteArgs a) {
+template <int kSlots>
+__device__ __forceinline__ void large(const RouteArgs &a) {
     __shared__ CtaShared sh;
     uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
     uint32_t phase = 0;
     const auto read_phase = [&] { phase = load_relaxed(phase_word); };
-    route_kernel_body<kSharedExpert, kFlavoured>(
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier) {
             const int e = threadIdx.x;
@@ -145,3 +143,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
         },
         read_phase);
 }
+
+}  // namespace
+
+ALPHAMOE_WIDTH_KERNELS(large, large)

@@ -21,6 +21,18 @@ constexpr int kBlockThreads = 512;
 constexpr int kWarpsPerBlock = kBlockThreads / 32;
 constexpr int kMaxExperts = 512;
 constexpr int kMaxTopK = 16;  // ALPHAMOE_MAX_TOP_K
+// Row widths: each kernel family and mode has one entry point per count of
+// slots per lane, the fewest that hold a row's candidates. The host picks
+// the entry point, so a call runs straight code with no width dispatch.
+constexpr int kRowWidths = 5;  // 1, 2, 4, 8 and 16 slots
+static_assert(kMaxExperts <= 32 * 16, "16 slots per lane hold every row");
+
+// The entry point's index for n_candidates (>= 1) candidates per row.
+ALPHAMOE_HOST_DEVICE inline int row_width_index(int32_t n_candidates) {
+    const int32_t slots = (n_candidates + 31) / 32;
+    return slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4;
+}
+
 // The workspace holds per-CTA expert counts for at most this many CTAs.
 constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable

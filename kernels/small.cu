@@ -69,14 +69,12 @@ __device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, i
     }
 }
 
-}  // namespace
-
-extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
-    ALPHAMOE_KERNEL_NAME(small)(const RouteArgs a) {
+template <int kSlots>
+__device__ __forceinline__ void small(const RouteArgs &a) {
     __shared__ CtaShared sh;
     // Uniform over the grid: launched as one cluster, or cooperatively.
     const bool one_cluster = __clusterSizeInBlocks() == gridDim.x;
-    route_kernel_body<kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
         if (one_cluster)
             exchange_in_cluster(a, sh, count, total, earlier);
         else
@@ -86,3 +84,7 @@ extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
     // (an empty call returns before; that too is uniform).
     if (one_cluster && a.num_tokens != 0) __cluster_barrier_wait();
 }
+
+}  // namespace
+
+ALPHAMOE_WIDTH_KERNELS(small, small)

@@ -4,11 +4,18 @@
 
 using namespace alphamoe;
 
-extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
-    ALPHAMOE_KERNEL_NAME(tiny)(const RouteArgs a) {
+namespace {
+
+template <int kSlots>
+__device__ __forceinline__ void tiny(const RouteArgs &a) {
     __shared__ CtaShared sh;
-    route_kernel_body<kSharedExpert, kFlavoured, true>(a, sh, [](int32_t count, int32_t *total, int32_t *earlier) {
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, true>(a, sh, [](int32_t count, int32_t *total,
+                                                                         int32_t *earlier) {
         *total = count;
         *earlier = 0;
     });
 }
+
+}  // namespace
+
+ALPHAMOE_WIDTH_KERNELS(tiny, tiny)

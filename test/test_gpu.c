@@ -552,7 +552,9 @@ static void gpu_concurrent_first_calls(void **state) {
 static void gpu_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(11);
-    static const int32_t shapes[][3] = {{64, 6, 16}, {512, 10, 8}};
+    /* One shape per row width (1, 2, 4, 8 and 16 slots), so every entry
+     * point of every plain kernel runs under the tool. */
+    static const int32_t shapes[][3] = {{16, 4, 16}, {64, 6, 16}, {128, 8, 64}, {256, 8, 16}, {512, 10, 8}};
     static const int32_t tokens[] = {1, 37, 300};
     for (int s = 0; s < COUNT(shapes); ++s)
         for (int t = 0; t < COUNT(tokens); ++t)

@@ -516,11 +516,16 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
     static const int32_t tokens[] = {1, 37, 300};
     for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
         const flavour *f = &kFlavours[fi];
-        const int32_t E = f->E ? f->E : 64, k = f->k ? f->k : 6;
+        /* The flavours' own E give rows of 1, 2, 8 and 16 slots; the others
+         * alternate 64 (2 slots) and 128 (4), so every entry point runs. */
+        const int32_t E = f->E ? f->E : (fi % 2 ? 128 : 64), k = f->k ? f->k : 6;
         for (int t = 0; t < COUNT(tokens); ++t)
             for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
                 route_case c = {f, E, k, 8, tokens[t], 0, ALPHAMOE_FLAG_TAIL_FILL, force, LOGITS_QUANTIZED,
                                 BIAS_TIES, 1};
+                /* The shared-expert kernels too, where the flavour allows it. */
+                if (f->scoring == SMX && f->groups == 0 && k >= 2 && t == 1)
+                    c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
                 run_case(&c, &rng);
             }
     }

@@ -1,7 +1,7 @@
 // Each family source is compiled four times: per expert mode, and for the
 // first version's routing or any flavour. The entry point's name says which
-// (alphamoe_<family>_routed / _shared, + _flavours), and the host looks it
-// up by that name.
+// (alphamoe_<family>_routed / _shared, + _flavours, then _w<slots> for
+// the row width), and the host looks it up by that name.
 #ifndef ALPHAMOE_KERNELS_KERNEL_NAME_CUH
 #define ALPHAMOE_KERNELS_KERNEL_NAME_CUH
 
@@ -20,6 +20,20 @@
 #else
 #define ALPHAMOE_KERNEL_NAME(family) ALPHAMOE_CONCAT(ALPHAMOE_CONCAT(alphamoe_, family), _routed)
 #endif
+
+// One entry point per row width, named <kernel>_w<slots>, each running
+// body<slots>(a) (see kRowWidths in route_args.h).
+#define ALPHAMOE_WIDTH_KERNEL(family, slots, body)                                          \
+    extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1)                 \
+        ALPHAMOE_CONCAT(ALPHAMOE_KERNEL_NAME(family), ALPHAMOE_CONCAT(_w, slots))(const alphamoe::RouteArgs a) { \
+        body<slots>(a);                                                                      \
+    }
+#define ALPHAMOE_WIDTH_KERNELS(family, body)                                                 \
+    ALPHAMOE_WIDTH_KERNEL(family, 1, body)                                                   \
+    ALPHAMOE_WIDTH_KERNEL(family, 2, body)                                                   \
+    ALPHAMOE_WIDTH_KERNEL(family, 4, body)                                                   \
+    ALPHAMOE_WIDTH_KERNEL(family, 8, body)                                                   \
+    ALPHAMOE_WIDTH_KERNEL(family, 16, body)
 
 namespace alphamoe {
 constexpr bool kSharedExpert = ALPHAMOE_SHARED_EXPERT != 0;

@@ -179,38 +179,6 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     }
 }
 
-template <bool kShared, bool kFlavoured>
-__device__ __forceinline__ void select_tokens_any_width(const RouteArgs &a, CtaShared &sh,
-                                                        TokenRange range) {
-    const int n_candidates = kShared ? a.num_experts - 1 : a.num_experts;
-    const int slots = (n_candidates + 31) / 32;
-    if constexpr (!kFlavoured) {
-        // One switch rather than an if-else chain: each width rejoins the
-        // common code at one place, where a chain passed through a join per
-        // level, each far from the others (with L2 cold, a code fetch each).
-        // (The flavoured kernels keep the chain: the switch costs them a
-        // spill.)
-        switch (slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4) {
-        case 0: select_tokens<1, kShared, kFlavoured>(a, sh, range); break;
-        case 1: select_tokens<2, kShared, kFlavoured>(a, sh, range); break;
-        case 2: select_tokens<4, kShared, kFlavoured>(a, sh, range); break;
-        case 3: select_tokens<8, kShared, kFlavoured>(a, sh, range); break;
-        default: select_tokens<16, kShared, kFlavoured>(a, sh, range); break;
-        }
-    } else {
-        if (slots <= 1)
-            select_tokens<1, kShared, kFlavoured>(a, sh, range);
-        else if (slots <= 2)
-            select_tokens<2, kShared, kFlavoured>(a, sh, range);
-        else if (slots <= 4)
-            select_tokens<4, kShared, kFlavoured>(a, sh, range);
-        else if (slots <= 8)
-            select_tokens<8, kShared, kFlavoured>(a, sh, range);
-        else
-            select_tokens<16, kShared, kFlavoured>(a, sh, range);
-    }
-}
-
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
 // e < L, the CTA's pair count for plan expert e (0 elsewhere).
 __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {

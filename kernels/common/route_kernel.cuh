@@ -68,7 +68,10 @@ struct NoEarlyReads {
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
 // plan of a call of at most one token per warp, every expert planned, as
 // few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
-template <bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange, typename EarlyReads = NoEarlyReads>
+// kSlots: the row width, slots per lane (the host chose the entry point
+// by row_width_index).
+template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange,
+          typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
@@ -90,7 +93,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
     const bool one_token_plan = kOneCta && every_id_planned && a.num_tokens == 1;
     if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-    select_tokens_any_width<kShared, kFlavoured>(a, sh, warp_range);
+    select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
     if (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock) {
         phase_clock(a, 3);
