@@ -66,17 +66,13 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     const int e = threadIdx.x;
     const int members_before = blockIdx.x - g.first;
     // This code runs once per call, so its size (fetched cold) costs more
-    // than its instruction count: no load has a predicate, and each sits at
-    // a constant offset from one of two addresses (rows of kMaxExperts). A
-    // predicated load let the compiler rebuild its address per load, which
-    // doubled the loop in some row widths. Every group sum is read: those
-    // past the grid's groups are zero. The kMaxGroupCtas - 1 member rows
-    // before this CTA's are read whatever its group; those before the
-    // group's first (other groups' rows, or the group sums ahead of row 0)
-    // are ignored.
-    static_assert(kMaxCtaGroups >= kMaxGroupCtas - 1, "the rows read before member row 0 are in the set");
+    // than its instruction count: every word sits at a constant offset from
+    // one of two addresses (rows of kMaxExperts), and the member rows'
+    // loads carry their own predicates (load_relaxed_if), which keeps each
+    // address one offset in every row width. Every group sum is read: those
+    // past the grid's groups are zero, so they need no predicate.
     const uint32_t *group_row = set + kWsSetGroupSumsWord + e;
-    const uint32_t *member_row = set + kWsSetMemberCountsWord + (static_cast<int>(blockIdx.x) - 1) * kMaxExperts + e;
+    const uint32_t *member_row = set + kWsSetMemberCountsWord + g.first * kMaxExperts + e;
     uint32_t all, arrived;
     int32_t before;
     do {
@@ -86,7 +82,7 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
             group[i] = load_relaxed(group_row + i * kMaxExperts);
 #pragma unroll
         for (int i = 0; i < kMaxGroupCtas - 1; ++i)
-            member[i] = load_relaxed(member_row - i * kMaxExperts);
+            member[i] = load_relaxed_if(i < members_before, member_row + i * kMaxExperts, 1u);
         all = 0;
         arrived = 0;
         before = 0;
@@ -101,7 +97,7 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
         int32_t unwritten = 0;
 #pragma unroll
         for (int i = 0; i < kMaxGroupCtas - 1; ++i) {
-            const int32_t pairs = i < members_before ? static_cast<int32_t>(member[i]) - 1 : 0;
+            const int32_t pairs = static_cast<int32_t>(member[i]) - 1;
             before += pairs;
             unwritten |= pairs;
         }
