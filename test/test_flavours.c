@@ -158,12 +158,13 @@ static void compare_on(const flavour_case *c, const case_data *d, int check_dete
 
 /* ------------------------------------------------------------ brute force */
 
-/* The grouped selection by its definition, checked on a result: the group
- * score is the best, in ranking order, of the rounded sums over all pairs of
- * distinct experts of the group when a bias is set (its one key for a
- * group of one), else its best key; a group is kept when fewer than
- * topk_groups groups rank before it; a kept expert sits in slot j when
- * exactly j kept experts rank before it, and is chosen when j < k. */
+/* The grouped selection by its definition, checked on a result, with ranks
+ * found by counting rather than by selection: when a bias is set the group
+ * score is the rounded sum of the keys of the group's experts that have 0
+ * and 1 experts of the group ranking before them (its one key for a group
+ * of one), else the key of the expert with none; a group is kept when
+ * fewer than topk_groups groups rank before it; a kept expert sits in slot
+ * j when exactly j kept experts rank before it, and is chosen when j < k. */
 static void check_grouped_by_definition(const alphamoe_params *p, const float *row, const float *bias,
                                         const int32_t *ids, const char *desc, int32_t t) {
     const int32_t E = p->num_experts, G = p->num_groups, size = E / G, k = p->top_k;
@@ -172,20 +173,14 @@ static void check_grouped_by_definition(const alphamoe_params *p, const float *r
     for (int32_t e = 0; e < E; ++e) keys[e] = flavour_key(p, row, bias, e);
     for (int32_t g = 0; g < G; ++g) {
         const int32_t b = g * size;
-        if (!pair || size == 1) {
-            score[g] = keys[b];
-            for (int32_t i = 1; i < size; ++i)
-                if (flavour_rank_before(keys[b + i], i, score[g], -1) < 0) score[g] = keys[b + i];
-            continue;
+        float first = 0.0f, second = 0.0f;
+        for (int32_t i = 0; i < size; ++i) {
+            int32_t before = 0;
+            for (int32_t j = 0; j < size; ++j) before += flavour_rank_before(keys[b + j], b + j, keys[b + i], b + i) < 0;
+            if (before == 0) first = keys[b + i];
+            if (before == 1) second = keys[b + i];
         }
-        int have = 0;
-        for (int32_t i = 0; i < size; ++i)
-            for (int32_t j = 0; j < size; ++j) {
-                if (i == j) continue;
-                const float sum = keys[b + i] + keys[b + j];
-                if (!have || flavour_rank_before(sum, 0, score[g], 1) < 0) score[g] = sum;
-                have = 1;
-            }
+        score[g] = pair && size > 1 ? first + second : first;
     }
     int kept[ALPHAMOE_MAX_EXPERTS];
     for (int32_t g = 0; g < G; ++g) {
@@ -622,6 +617,11 @@ static void test_worked_rows(void **state) {
          {NAN_Q, 5, -1, -1}, {2, 3}, {0.5, 0.5}, 3},
         {"groups of one: their one key", 4, 2, BIAS | NO_RENORM, SIG, 4, 2, 0, {0, 0, 0, 0}, {0.1f, 0.4f, 0.3f, 0},
          {1, 2}, {0.5, 0.5}, 3},
+        /* Group 0's two best keys, +inf and -inf, sum to NaN, so group 1
+         * (-inf) ranks first; the best of group 0's pair sums (-inf, from
+         * two -inf keys) would tie it, and keep group 0 by its index. */
+        {"two best keys +inf and -inf: the group scores NaN", 6, 2, BIAS | NO_RENORM, SIG, 2, 1, 0,
+         {0, 0, 0, 0, 0, 0}, {inf, -inf, -inf, -inf, -inf, -inf}, {3, 4}, {0.5, 0.5}, 3},
     };
     for (size_t i = 0; i < COUNT_OF(rows); ++i)
         for (int rep = 0; rep < 6; ++rep) check_hand_row(&rng, &rows[i]);
