@@ -74,6 +74,32 @@ int attribute(const Driver &d, CUdevice dev, CUdevice_attribute a, alphamoe_stat
     return v;
 }
 
+bool is_large_kernel(int index) {
+    for (int shared = 0; shared < 2; ++shared)
+        for (int flavoured = 0; flavoured < 2; ++flavoured)
+            if (index == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, flavoured != 0)) return true;
+    return false;
+}
+
+// The large kernel is a persistent grid of one CTA per SM, but its
+// resources (48 to 96 registers a thread, 48 KB) can fit two CTAs on an SM,
+// and the block scheduler places two there when the SMs are partly taken
+// when it launches: a dependent launch starting beside its producer took
+// 3.7 us more per call at E512 M4096 in graphs. Reserving, unused, just
+// over half an SM's shared memory per CTA rules that out. Sets the kernel's
+// dynamic shared memory limit to that and returns it in *bytes (0 where the
+// device cannot give one CTA that much).
+CUresult one_cta_per_sm(const Driver &d, CUdevice dev, CUkernel k, int smem_per_sm, int reserved_per_cta,
+                        int max_per_cta, int32_t *bytes) {
+    int static_bytes = 0;
+    const CUresult r = d.KernelGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k, dev);
+    if (r != CUDA_SUCCESS) return r;
+    const int dynamic = smem_per_sm / 2 + 1 - reserved_per_cta - static_bytes;
+    *bytes = dynamic > 0 && static_bytes + dynamic <= max_per_cta ? dynamic : 0;
+    if (*bytes == 0) return CUDA_SUCCESS;
+    return d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, *bytes, k, dev);
+}
+
 // Needs a context of `dev` current (occupancy is asked through it).
 alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     alphamoe_status status = ALPHAMOE_OK;
@@ -84,6 +110,9 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     a.compute_capability = major * 10 + minor;
     a.multiprocessor_count = attribute(d, dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &status);
     a.cooperative_launch = attribute(d, dev, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, &status);
+    const int smem_per_sm = attribute(d, dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, &status);
+    const int reserved_per_cta = attribute(d, dev, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, &status);
+    const int max_per_cta = attribute(d, dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &status);
     if (status != ALPHAMOE_OK) return status;
     if (image_arch_for(a.compute_capability) == 0) return ALPHAMOE_ERROR_NO_IMAGE;
 
@@ -92,12 +121,18 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
         for (int w = 0; w < kRowWidths; ++w) {
             st->kernels[i][w] = g_kernels.kernel[i][w];
+            st->dynamic_smem[i][w] = 0;
             int regs = 0;
             CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, st->kernels[i][w], dev);
+            if (r == CUDA_SUCCESS && is_large_kernel(i))
+                r = one_cta_per_sm(d, dev, st->kernels[i][w], smem_per_sm, reserved_per_cta, max_per_cta,
+                                   &st->dynamic_smem[i][w]);
             CUfunction f = nullptr;
             if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, st->kernels[i][w]);
             int occupancy = 0;
-            if (r == CUDA_SUCCESS) r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads, 0);
+            if (r == CUDA_SUCCESS)
+                r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads,
+                                                                static_cast<size_t>(st->dynamic_smem[i][w]));
             if (r != CUDA_SUCCESS) return status_from_cuda(r);
             if (occupancy < min_occupancy) min_occupancy = occupancy;
         }

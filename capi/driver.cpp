@@ -51,6 +51,7 @@ alphamoe_status load_once() {
                      resolve(get, "cuLibraryGetKernel", 12000, &d.LibraryGetKernel) &&
                      resolve(get, "cuKernelGetAttribute", 12000, &d.KernelGetAttribute) &&
                      resolve(get, "cuKernelGetFunction", 12000, &d.KernelGetFunction) &&
+                     resolve(get, "cuKernelSetAttribute", 12000, &d.KernelSetAttribute) &&
                      resolve(get, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
                              &d.OccupancyMaxActiveBlocksPerMultiprocessor) &&
                      resolve(get, "cuLaunchKernelEx", 11060, &d.LaunchKernelEx);

@@ -30,6 +30,7 @@ struct Driver {
     PFN_cuLibraryGetKernel_v12000 LibraryGetKernel;
     PFN_cuKernelGetAttribute_v12000 KernelGetAttribute;
     PFN_cuKernelGetFunction_v12000 KernelGetFunction;
+    PFN_cuKernelSetAttribute_v12000 KernelSetAttribute;
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 OccupancyMaxActiveBlocksPerMultiprocessor;
     PFN_cuLaunchKernelEx_v11060 LaunchKernelEx;
     int device_count;

@@ -83,14 +83,15 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     cfg.blockDimX = static_cast<unsigned>(sel.block_threads);
     cfg.blockDimY = 1;
     cfg.blockDimZ = 1;
-    cfg.sharedMemBytes = 0;
     cfg.hStream = stream;
     cfg.attrs = n_attrs ? attrs : nullptr;
     cfg.numAttrs = n_attrs;
     void *params[] = {&args};
     const int32_t candidates = shared_expert(router) ? router.params.num_experts - 1 : router.params.num_experts;
-    const CUkernel kernel = st.kernels[kernel_index(sel.specialization, shared_expert(router),
-                                                    routes_a_flavour(router.params))][row_width_index(candidates)];
+    const int index = kernel_index(sel.specialization, shared_expert(router), routes_a_flavour(router.params));
+    const int width = row_width_index(candidates);
+    const CUkernel kernel = st.kernels[index][width];
+    cfg.sharedMemBytes = static_cast<unsigned>(st.dynamic_smem[index][width]);
     // A CUkernel launches as a CUfunction in the stream's context.
     return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);
 }

@@ -24,7 +24,7 @@ static const char *const kEntryPoints[] = {
     "cuGetErrorName", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetAttribute",
     "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuCtxGetCurrent", "cuCtxPushCurrent",
     "cuCtxPopCurrent", "cuCtxGetDevice", "cuStreamGetCtx", "cuLibraryLoadData", "cuLibraryGetKernel",
-    "cuKernelGetAttribute", "cuKernelGetFunction", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+    "cuKernelGetAttribute", "cuKernelGetFunction", "cuKernelSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuLaunchKernelEx",
 };
 #define ENTRY_POINT_COUNT ((int)(sizeof kEntryPoints / sizeof kEntryPoints[0]))
