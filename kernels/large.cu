@@ -68,7 +68,7 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     // This code runs once per call, so its size (fetched cold) costs more
     // than its instruction count: every word sits at a constant offset from
     // one of two addresses (rows of kMaxExperts), and the member rows'
-    // loads carry their own predicates (load_relaxed_if), which keeps each
+    // loads carry their own predicates (load_relaxed_if_below), which keeps each
     // address one offset in every row width. Every group sum is read: those
     // past the grid's groups are zero, so they need no predicate.
     const uint32_t *group_row = set + kWsSetGroupSumsWord + e;
@@ -82,7 +82,7 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
             group[i] = load_relaxed(group_row + i * kMaxExperts);
 #pragma unroll
         for (int i = 0; i < kMaxGroupCtas - 1; ++i)
-            member[i] = load_relaxed_if(i < members_before, member_row + i * kMaxExperts, 1u);
+            member[i] = load_relaxed_if_below(i, members_before, member_row + i * kMaxExperts, 1u);
         all = 0;
         arrived = 0;
         before = 0;

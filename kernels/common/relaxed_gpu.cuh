@@ -15,15 +15,18 @@ __device__ __forceinline__ uint32_t load_relaxed(const uint32_t *p) {
     return v;
 }
 
-// load_relaxed(p) if `load`, else `otherwise`. The predicate is the load's
-// own, so the address is formed whether or not the load runs: the
-// compiler cannot sink it into a branch and rebuild it per load there.
-__device__ __forceinline__ uint32_t load_relaxed_if(bool load, const uint32_t *p, uint32_t otherwise) {
+// load_relaxed(p) if i < n, else `otherwise`. The comparison is the
+// load's own predicate, so the address is formed whether or not the load
+// runs (the compiler cannot sink it into a branch and rebuild it per load
+// there), and no comparison outlives its load (kept for a row of loads,
+// they took a register of packed bits, one instruction each to pack).
+__device__ __forceinline__ uint32_t load_relaxed_if_below(int32_t i, int32_t n, const uint32_t *p,
+                                                          uint32_t otherwise) {
     uint32_t v = otherwise;
     asm volatile(
-        "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q ld.relaxed.gpu.global.u32 %0, [%1];\n\t}"
+        "{\n\t.reg .pred q;\n\tsetp.lt.s32 q, %2, %3;\n\t@q ld.relaxed.gpu.global.u32 %0, [%1];\n\t}"
         : "+r"(v)
-        : "l"(p), "r"(static_cast<uint32_t>(load)));
+        : "l"(p), "r"(i), "r"(n));
     return v;
 }
 
