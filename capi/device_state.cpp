@@ -81,12 +81,13 @@ bool is_large_kernel(int index) {
     return false;
 }
 
-// The large kernel is a persistent grid of one CTA per SM, but its
-// resources (48 to 96 registers a thread, 48 KB) can fit two CTAs on an SM,
-// and the block scheduler places two there when the SMs are partly taken
-// when it launches: a dependent launch starting beside its producer took
-// 3.7 us more per call at E512 M4096 in graphs. Reserving, unused, just
-// over half an SM's shared memory per CTA rules that out. Sets the kernel's
+// The large kernel is a persistent grid of one CTA per SM, but most of its
+// entry points (48 to 64 registers a thread, 48 KB) fit twice on an SM, so
+// the block scheduler may place two on one where the SMs are partly taken
+// at launch: a dependent launch starting beside its producer took 3.5 us
+// more per call at E512 M4096 in graphs, and nothing more once this
+// reservation was in. Reserving, unused, just over half an SM's shared
+// memory per CTA rules two out. Sets the kernel's
 // dynamic shared memory limit to that and returns it in *bytes (0 where the
 // device cannot give one CTA that much).
 CUresult one_cta_per_sm(const Driver &d, CUdevice dev, CUkernel k, int smem_per_sm, int reserved_per_cta,
