@@ -87,9 +87,9 @@ bool is_large_kernel(int index) {
 // at launch: a dependent launch starting beside its producer took 3.5 us
 // more per call at E512 M4096 in graphs, and nothing more once this
 // reservation was in. Reserving, unused, just over half an SM's shared
-// memory per CTA rules two out. Sets the kernel's
-// dynamic shared memory limit to that and returns it in *bytes (0 where the
-// device cannot give one CTA that much).
+// memory per CTA rules two out. Sets the kernel's dynamic shared memory
+// limit to that and returns it in *bytes (0 where the device cannot give
+// one CTA that much).
 CUresult one_cta_per_sm(const Driver &d, CUdevice dev, CUkernel k, int smem_per_sm, int reserved_per_cta,
                         int max_per_cta, int32_t *bytes) {
     int static_bytes = 0;

@@ -67,8 +67,8 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     const int members_before = blockIdx.x - g.first;
     // This code runs once per call, so its size (fetched cold) costs more
     // than its instruction count: every word sits at a constant offset from
-    // one of two addresses (rows of kMaxExperts), and the member rows'
-    // loads carry their own predicates (load_relaxed_if_below), which keeps each
+    // one of two addresses (rows of kMaxExperts). The member rows' loads
+    // carry their own predicates (load_relaxed_if_below), which keeps each
     // address one offset in every row width. Every group sum is read: those
     // past the grid's groups are zero, so they need no predicate.
     const uint32_t *group_row = set + kWsSetGroupSumsWord + e;

@@ -15,11 +15,12 @@ __device__ __forceinline__ uint32_t load_relaxed(const uint32_t *p) {
     return v;
 }
 
-// load_relaxed(p) if i < n, else `otherwise`. The comparison is the
-// load's own predicate, so the address is formed whether or not the load
-// runs (the compiler cannot sink it into a branch and rebuild it per load
-// there), and no comparison outlives its load (kept for a row of loads,
-// they took a register of packed bits, one instruction each to pack).
+// load_relaxed(p) if i < n, else `otherwise`. The comparison happens
+// inside, as the load's own predicate. So the address is formed whether or
+// not the load runs: the compiler cannot sink it into a branch and rebuild
+// it there, per load. And no comparison outlives its load: for a row of
+// loads, results computed outside were packed into the bits of one
+// register, an instruction each.
 __device__ __forceinline__ uint32_t load_relaxed_if_below(int32_t i, int32_t n, const uint32_t *p,
                                                           uint32_t otherwise) {
     uint32_t v = otherwise;
