@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "code_evict.h"
 
 int device_probe(int32_t ordinal, char *why, size_t why_size) {
     int count = 0;
@@ -65,20 +66,25 @@ int device_open(bench_device *d, int32_t ordinal) {
     if (bytes < ((size_t)64 << 20)) bytes = (size_t)64 << 20;
     d->l2_evict_bytes = bytes;
     CUDA_TRY(cudaMalloc(&d->l2_evict, bytes));
+    CUDA_TRY(cudaMalloc((void **)&d->code_evict_sink, sizeof(uint32_t)));
     return 0;
 }
 
 void device_close(bench_device *d) {
     /* Teardown failures cannot change any figure any more: ignored. */
     if (d->l2_evict) cudaFree(d->l2_evict);
+    if (d->code_evict_sink) cudaFree(d->code_evict_sink);
     if (d->start) cudaEventDestroy(d->start);
     if (d->stop) cudaEventDestroy(d->stop);
     if (d->stream) cudaStreamDestroy(d->stream);
     memset(d, 0, sizeof(*d));
 }
 
-int device_evict_l2(bench_device *d) {
+int device_evict_caches(bench_device *d) {
     d->evictions += 1;
     CUDA_TRY(cudaMemsetAsync(d->l2_evict, (int)(d->evictions & 0xff), d->l2_evict_bytes, d->stream));
+    /* After the memset, whose own code is small: the last code through the
+     * SMs' caches before the sample is the evicting kernel's. */
+    if (d->evict_code) CUDA_TRY(launch_code_evict(d->stream, 2 * d->sm_count, d->code_evict_sink));
     return 0;
 }

@@ -6,6 +6,7 @@
 #ifndef ALPHAMOE_BENCH_DEVICE_H
 #define ALPHAMOE_BENCH_DEVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,8 @@ typedef struct bench_device {
     void *l2_evict;          /* at least twice the L2 */
     size_t l2_evict_bytes;
     uint32_t evictions;      /* memsets issued, varies the byte written */
+    bool evict_code;         /* --cold-code: the instruction caches too */
+    uint32_t *code_evict_sink;
 } bench_device;
 
 /* 0: usable (no context created yet); EXIT_SKIPPED with the reason in why:
@@ -38,7 +41,9 @@ int device_open(bench_device *d, int32_t ordinal);
 void device_close(bench_device *d);
 
 /* Issues a memset of the eviction buffer on d->stream: whatever a sample
- * reads afterwards comes from device memory, not from L2. */
-int device_evict_l2(bench_device *d);
+ * reads afterwards comes from device memory, not from L2. With evict_code
+ * set, then the code-evicting kernel on every SM: the sample's kernels
+ * fetch their instructions from device memory too. */
+int device_evict_caches(bench_device *d);
 
 #endif

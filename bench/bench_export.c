@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "code_evict.h"
 #include "cupti_trace.h"
 #include "graph_replay.h"
 
@@ -143,9 +144,10 @@ static void json_header(FILE *f, const bench_run *run) {
     json_string(f, trace_version());
     fprintf(f, "},\n  \"method\": {\"metric\": \"CUPTI kernel end - start, summed per sample\", \"l2_evict_bytes\": "
                "%zu, \"warmup\": %d, \"rounds\": %d, \"samples\": %d, \"graph_calls\": %d, \"graph_replays\": %d, "
-               "\"seed\": %llu}",
+               "\"seed\": %llu, \"code_evict_bytes\": %lld}",
             d->l2_evict_bytes, (int)p->warmup, (int)p->rounds, (int)p->samples, GRAPH_CALLS,
-            (int)run->plan.graph_replays, (unsigned long long)run->plan.seed);
+            (int)run->plan.graph_replays, (unsigned long long)run->plan.seed,
+            (long long)(d->evict_code ? bench_code_evict_bytes() : 0));
 }
 
 static void json_floors(FILE *f, const floor_figures *fl) {

@@ -28,6 +28,9 @@ void print_bench_usage(FILE *f) {
             "  --warmup N        untimed samples first (default 10; sweep 3; quick 2)\n"
             "  --graph-replays N timed replays of the 100-call graph (default 10; quick 3)\n"
             "  --quick           short pass for tests: the sampling above, a shorter sweep grid\n"
+            "  --cold-code       after each L2 eviction, a kernel runs 512 KiB of straight-line code\n"
+            "                    on every SM, so each sample also fetches its code from memory, as\n"
+            "                    in a serving engine where other kernels run between router calls\n"
             "  --csv FILE        write the results as CSV\n"
             "  --json FILE       write the results as JSON\n"
             "  --seed S          seed of the random logits (default 1)\n"
@@ -105,6 +108,7 @@ static int set_valued(const char *name, const char *value, bench_options *o) {
 static int set_flag(const char *name, bench_options *o) {
     if (strcmp(name, "--quick") == 0) o->quick = true;
     else if (strcmp(name, "--sweep") == 0) o->sweep = true;
+    else if (strcmp(name, "--cold-code") == 0) o->cold_code = true;
     else if (strcmp(name, "--list") == 0) o->list = true;
     else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) return PARSE_HELP;
     else return 1;

@@ -24,6 +24,7 @@ typedef struct bench_options {
     int32_t graph_replays; /* 0: the mode's default */
     bool quick;
     bool sweep;
+    bool cold_code;        /* evict the instruction caches too */
     bool list;
     int32_t device;
     uint64_t seed;

@@ -6,6 +6,7 @@
 #include "alphamoe/router.h"
 #include "bench_check.h"
 #include "cupti_trace.h"
+#include "code_evict.h"
 #include "floor_kernels.h"
 #include "graph_replay.h"
 
@@ -49,6 +50,10 @@ void print_run_header(const bench_run *run) {
            "        calls replayed %d times (CUDA events, no tracing, L2 warm), median / %d.\n",
            (double)d->l2_evict_bytes / (1024.0 * 1024.0), (int)p->warmup, (int)p->rounds, (int)p->samples,
            GRAPH_CALLS, (int)run->plan.graph_replays, GRAPH_CALLS);
+    if (d->evict_code)
+        printf("cold code: after each memset a kernel runs %lld KiB of straight-line code on every SM, so the\n"
+               "        sample's kernels (floors included) fetch their instructions from device memory.\n",
+               (long long)(bench_code_evict_bytes() / 1024));
     printf("logits: uniform random in [-1, 1), seed %llu; every configuration is checked against\n"
            "        alphamoe_route_host before it is timed.\n",
            (unsigned long long)run->plan.seed);

@@ -7,7 +7,7 @@
 #include "cupti_trace.h"
 
 static int issue_tagged(bench_device *d, const workload *w, uint64_t tag) {
-    TRY(device_evict_l2(d));
+    TRY(device_evict_caches(d));
     TRY(trace_sample_begin(tag));
     const int rc = w->issue(w->ctx, d->stream);
     /* The tag region is closed even when the work failed. */

@@ -1,5 +1,6 @@
 /*
- * Cold-L2 sampling: before every sample a memset evicts L2, then the
+ * Cold-L2 sampling: before every sample a memset evicts L2 (and, with
+ * --cold-code, a kernel evicts the SMs' instruction caches), then the
  * sample's work is issued inside its CUPTI tag; after each round of
  * samples the records are collected and turned into one value per sample.
  */

@@ -1,5 +1,7 @@
 #include "floor_kernels.h"
 
+#include "code_evict.h"
+
 cudaError_t launch_empty_floor(cudaStream_t stream) {
     const dim3 grid = {1, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
     return cudaLaunchKernel(bench_floor_empty_kernel(), grid, block, NULL, 0, stream);
@@ -22,4 +24,11 @@ cudaError_t launch_producer(cudaStream_t stream, int32_t ctas, float *logits, in
     int32_t work = PRODUCER_WORK;
     void *args[] = {&logits, &count, &seed, &work};
     return cudaLaunchKernel(bench_pdl_producer_kernel(), grid, block, args, 0, stream);
+}
+
+cudaError_t launch_code_evict(cudaStream_t stream, int32_t ctas, uint32_t *sink) {
+    const dim3 grid = {(unsigned)ctas, 1, 1}, block = {CODE_EVICT_BLOCK_THREADS, 1, 1};
+    uint32_t m = 0x9E3779B1u; /* odd: the kernel never writes the sink */
+    void *args[] = {&m, &sink};
+    return cudaLaunchKernel(bench_code_evict_kernel(), grid, block, args, 0, stream);
 }
