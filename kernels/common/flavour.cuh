@@ -73,11 +73,28 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
 #pragma unroll
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
+    // Every slot's exponential first, then every division: the slots'
+    // chains overlap (score_math.h).
+    float e[S];
+#pragma unroll
+    for (int i = 0; i < S; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
 #pragma unroll
     for (int i = 0; i < S; ++i)
         key[i] = slot_in_row<S>(i, lane, n_candidates)
-                     ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid(row.value[i]), bias[i]))
+                     ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid_finish(row.value[i], e[i]), bias[i]))
                      : kNoCandidateKey;
+}
+
+// The score key of a group, every lane giving its best and second best
+// key of the group's experts it holds (kNoCandidateKey for none).
+__device__ __forceinline__ uint32_t group_score(uint32_t best, uint32_t second, bool pair_sum, int lane) {
+    const uint32_t top = __reduce_max_sync(kFullMask, best);
+    if (!pair_sum) return top;
+    // The runner-up: the holder of the top contributes its second.
+    const uint32_t holders = __ballot_sync(kFullMask, best == top);
+    const uint32_t offered = lane == __ffs(holders) - 1 ? second : best;
+    const uint32_t runner_up = __reduce_max_sync(kFullMask, offered);
+    return ordered_key(alphamoe_group_pair_score(key_value(top), key_value(runner_up)));
 }
 
 // Grouped selection: only experts of the token's best topk_groups groups
@@ -90,33 +107,39 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
     const int groups = a.num_groups;
     const int size = a.num_experts / groups;
     const bool pair_sum = (a.flags & kFlagCorrectionBias) && size > 1;
-    int group_of[S];  // -1 past the experts
-#pragma unroll
-    for (int i = 0; i < S; ++i) group_of[i] = i * 32 + lane < a.num_experts ? (i * 32 + lane) / size : -1;
+    int group_of[S];                      // -1 past the experts
     uint32_t my_group = kNoCandidateKey;  // lane g < groups: the score key of group g
-    for (int g = 0; g < groups; ++g) {
-        uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
+    if (size == 32) {
+        // Groups of 32 (DeepSeek-V3's 8 of 256): slot g is group g, one key
+        // per lane, so no group needs a pass over every slot, and the
+        // groups' reductions are independent of one another.
 #pragma unroll
-        for (int i = 0; i < S; ++i) {
-            if (group_of[i] == g) {
-                if (key[i] > best) {
-                    second = best;
-                    best = key[i];
-                } else if (key[i] > second) {
-                    second = key[i];
-                }
+        for (int g = 0; g < S; ++g) {
+            group_of[g] = g < groups ? g : -1;
+            if (g < groups) {
+                const uint32_t score = group_score(key[g], kNoCandidateKey, pair_sum, lane);
+                if (lane == g) my_group = score;
             }
         }
-        const uint32_t top = __reduce_max_sync(kFullMask, best);
-        uint32_t score = top;
-        if (pair_sum) {
-            // The runner-up: the holder of the top contributes its second.
-            const uint32_t holders = __ballot_sync(kFullMask, best == top);
-            const uint32_t offered = lane == __ffs(holders) - 1 ? second : best;
-            const uint32_t runner_up = __reduce_max_sync(kFullMask, offered);
-            score = ordered_key(alphamoe_group_pair_score(key_value(top), key_value(runner_up)));
+    } else {
+#pragma unroll
+        for (int i = 0; i < S; ++i) group_of[i] = i * 32 + lane < a.num_experts ? (i * 32 + lane) / size : -1;
+        for (int g = 0; g < groups; ++g) {
+            uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
+#pragma unroll
+            for (int i = 0; i < S; ++i) {
+                if (group_of[i] == g) {
+                    if (key[i] > best) {
+                        second = best;
+                        best = key[i];
+                    } else if (key[i] > second) {
+                        second = key[i];
+                    }
+                }
+            }
+            const uint32_t score = group_score(best, second, pair_sum, lane);
+            if (lane == g) my_group = score;
         }
-        if (lane == g) my_group = score;
     }
     int ahead = 0;
 #pragma unroll
