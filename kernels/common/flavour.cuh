@@ -1,9 +1,8 @@
 // The routing flavours' per-token steps (README's contract): logits of any
 // element type as fp32, ranking keys with a correction bias, the grouped
 // selection, the gate weights of every scoring and the local expert ids of
-// expert parallelism. The bias arithmetic comes from score_math.h, which
-// the host reference shares bit for bit, and the sigmoid from
-// sigmoid_scores.cuh, equal to score_math.h's bit for bit.
+// expert parallelism. The sigmoid and the bias arithmetic come from
+// score_math.h, which the host reference shares bit for bit.
 #ifndef ALPHAMOE_KERNELS_FLAVOUR_CUH
 #define ALPHAMOE_KERNELS_FLAVOUR_CUH
 
@@ -12,7 +11,6 @@
 
 #include "common/ordered_key.cuh"
 #include "common/score_math.h"
-#include "common/sigmoid_scores.cuh"
 #include "common/warp_topk.cuh"
 #include "route_args.h"
 
@@ -75,12 +73,16 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
 #pragma unroll
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
-    float score[S];
-    sigmoid_scores<S>(row.value, score);
+    // Every slot's exponential first, then every division: the slots'
+    // chains overlap (score_math.h).
+    float e[S];
+#pragma unroll
+    for (int i = 0; i < S; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        key[i] = slot_in_row<S>(i, lane, n_candidates) ? ordered_key(alphamoe_biased_score(score[i], bias[i]))
-                                                       : kNoCandidateKey;
+        key[i] = slot_in_row<S>(i, lane, n_candidates)
+                     ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid_finish(row.value[i], e[i]), bias[i]))
+                     : kNoCandidateKey;
 }
 
 // The score key of a group, every lane giving its best and second best
@@ -189,7 +191,7 @@ __device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_
 // divided by the chosen scores' sum unless not renormalizing (a zero sum
 // gives 0). Chosen lanes are 0..k-1, k <= 16.
 __device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool renormalize) {
-    float s = active ? sigmoid_score(logit) : 0.0f;
+    float s = active ? alphamoe_sigmoid(logit) : 0.0f;
     if (isnan(s)) s = 0.0f;
     if (!renormalize) return s;
     float sum = s;

@@ -151,8 +151,12 @@ ALPHAMOE_SCORE_FN float alphamoe_exp_nonpositive(float t) {
  * quiet bit set. Never -0.0. With e = e^-|x|: 1 / (1 + e) for x >= 0
  * (-0.0 included), e / (1 + e) for x < 0, so neither side cancels.
  *
- * In two steps: the kernels take the first from here and do the second
- * their own way, branch-free and equal bit for bit (sigmoid_scores.cuh). */
+ * In two steps, so that a kernel scoring many logits can take the first
+ * step for all of them before the second: the first has no branch, and
+ * the steps of different logits overlap, where whole sigmoids one after
+ * the other would each wait for their own chain of dependent operations
+ * (each division's rarely taken slow path is a branch the compiler does
+ * not move code across). */
 
 /* Step one: e^-|x|, with |x| clamped to 104 (NaN too), where step two
  * no longer uses it. */
@@ -162,14 +166,16 @@ ALPHAMOE_SCORE_FN float alphamoe_sigmoid_exp(float x) {
     return alphamoe_exp_nonpositive(alphamoe_bits_float(clamped | 0x80000000u));
 }
 
-/* Step two: the sigmoid of x from e = alphamoe_sigmoid_exp(x). */
+/* Step two: the sigmoid of x from e = alphamoe_sigmoid_exp(x). The
+ * special inputs are chosen after the division rather than branched
+ * around it, so that only the division's own slow path is a branch. */
 ALPHAMOE_SCORE_FN float alphamoe_sigmoid_finish(float x, float e) {
     const uint32_t bits = alphamoe_float_bits(x);
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
-    if (magnitude > 0x7F800000u) return alphamoe_bits_float(bits | 0x00400000u);
     const int negative = x < 0.0f;
-    if (magnitude >= 0x42D00000u /* 104.0f */) return negative ? 0.0f : 1.0f;
-    return alphamoe_fdiv(negative ? e : 1.0f, alphamoe_fadd(1.0f, e));
+    const float quotient = alphamoe_fdiv(negative ? e : 1.0f, alphamoe_fadd(1.0f, e));
+    const float finite = magnitude >= 0x42D00000u /* 104.0f */ ? (negative ? 0.0f : 1.0f) : quotient;
+    return magnitude > 0x7F800000u ? alphamoe_bits_float(bits | 0x00400000u) : finite;
 }
 
 ALPHAMOE_SCORE_FN float alphamoe_sigmoid(float x) { return alphamoe_sigmoid_finish(x, alphamoe_sigmoid_exp(x)); }
