@@ -5,8 +5,8 @@
 
 #include "alphamoe/router.h"
 #include "bench_check.h"
-#include "cupti_trace.h"
 #include "code_evict.h"
+#include "cupti_trace.h"
 #include "floor_kernels.h"
 #include "graph_replay.h"
 

@@ -19,8 +19,8 @@ int64_t bench_code_evict_bytes(void);
  * sees the code. */
 #define CODE_EVICT_BLOCK_THREADS 128
 
-/* `ctas` CTAs of CODE_EVICT_BLOCK_THREADS; `sink` is written never (one
- * int32 the kernel could write). */
+/* `ctas` CTAs of CODE_EVICT_BLOCK_THREADS. `sink`: one int32 the kernel
+ * could write but never does, so the compiler keeps all of its work. */
 cudaError_t launch_code_evict(cudaStream_t stream, int32_t ctas, uint32_t *sink);
 
 #endif
