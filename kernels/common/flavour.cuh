@@ -147,9 +147,12 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
             if (lane == g) my_group = score;
         }
     }
+    // Only the groups there are (8 for DeepSeek-V3, not the 32 a lane
+    // could hold): the loop is in the per-token instructions of large
+    // calls.
     int ahead = 0;
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
+#pragma unroll 4
+    for (int j = 0; j < groups; ++j) {
         const uint32_t other = __shfl_sync(kFullMask, my_group, j);
         ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
     }
