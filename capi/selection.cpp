@@ -142,7 +142,8 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
 }
 
 bool launches_as_cluster(const alphamoe_selection &selection) {
-    return selection.specialization == ALPHAMOE_SPECIALIZATION_SMALL && selection.grid_ctas <= kMaxClusterCtas;
+    return selection.specialization == ALPHAMOE_SPECIALIZATION_SMALL && selection.grid_ctas <= kMaxClusterCtas &&
+           selection.tokens_per_cta <= kMaxClusterCtaTokens;
 }
 
 }  // namespace alphamoe

@@ -10,9 +10,10 @@ namespace alphamoe {
 alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens,
                                const alphamoe_device_attributes &device, alphamoe_selection *out);
 
-// small's grid of at most kMaxClusterCtas CTAs launches as one thread-block
-// cluster (the kernel exchanges counts through distributed shared memory);
-// every other co-resident grid launches cooperatively.
+// small's grid of at most kMaxClusterCtas CTAs, each of at most
+// kMaxClusterCtaTokens tokens, launches as one thread-block cluster (the
+// kernel exchanges counts through distributed shared memory); every other
+// co-resident grid launches cooperatively.
 bool launches_as_cluster(const alphamoe_selection &selection);
 
 }  // namespace alphamoe

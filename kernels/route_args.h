@@ -38,6 +38,9 @@ constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable
 // cluster size, which every sm_90 and newer device schedules.
 constexpr int kMaxClusterCtas = 8;
+// A cluster CTA's pairs of one expert fit 16 bits (the small kernel trades
+// its counts as such): at most this many tokens of k <= kMaxTopK each.
+constexpr int kMaxClusterCtaTokens = 65535 / kMaxTopK;
 
 enum RouteFlags : uint32_t {
     kFlagTailFill = 0x2u,        // same bit as ALPHAMOE_FLAG_TAIL_FILL

@@ -20,7 +20,7 @@ __device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShare
                                                     int32_t *total, int32_t *earlier) {
     const int e = threadIdx.x;
     const int cta = blockIdx.x;  // the CTA's rank in the cluster: the grid is one cluster
-    if (e < a.plan_experts) sh.published_counts[e] = count;
+    if (e < a.plan_experts) sh.published_counts[e] = static_cast<uint16_t>(count);
     // Release this CTA's counts to the cluster, acquire everyone's.
     __cluster_barrier_arrive();
     __cluster_barrier_wait();
@@ -29,7 +29,7 @@ __device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShare
 #pragma unroll
         for (int c = 0; c < kMaxClusterCtas; ++c)  // independent loads, in flight together
             values[c] = c < static_cast<int>(gridDim.x)
-                            ? *static_cast<const int32_t *>(__cluster_map_shared_rank(&sh.published_counts[e], c))
+                            ? *static_cast<const uint16_t *>(__cluster_map_shared_rank(&sh.published_counts[e], c))
                             : 0;
 #pragma unroll
         for (int c = 0; c < kMaxClusterCtas; ++c) {

@@ -33,6 +33,38 @@ __device__ __forceinline__ int32_t block_exclusive_scan(int32_t value, int32_t *
     return before_warp + inclusive - value;
 }
 
+// The warp's exclusive prefix of values below 32, in lane order, and its
+// sum: five ballots, one per bit, independent of one another, where a scan
+// by shuffles is a chain of five round trips.
+__device__ __forceinline__ void warp_exclusive_sum_below_32(uint32_t value, int lane, int32_t *before,
+                                                            int32_t *sum) {
+    const uint32_t lanes_before = (1u << lane) - 1u;
+    *before = 0;
+    *sum = 0;
+#pragma unroll
+    for (int bit = 0; bit < 5; ++bit) {
+        const uint32_t lanes = __ballot_sync(0xffffffffu, (value >> bit) & 1u);
+        *before += __popc(lanes & lanes_before) << bit;
+        *sum += __popc(lanes) << bit;
+    }
+}
+
+// block_exclusive_scan for values below 32, by warp_exclusive_sum_below_32.
+// The same barrier and the same rules for warp_totals.
+__device__ __forceinline__ int32_t block_exclusive_scan_below_32(uint32_t value, int32_t *warp_totals,
+                                                                 int32_t *total) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    int32_t before = 0, warp_sum = 0;
+    warp_exclusive_sum_below_32(value, lane, &before, &warp_sum);
+    if (lane == 0) warp_totals[warp] = warp_sum;
+    __syncthreads();
+    const int32_t warp_total = lane < kWarpsPerBlock ? warp_totals[lane] : 0;
+    const int32_t before_warp = __reduce_add_sync(0xffffffffu, lane < warp ? warp_total : 0);
+    *total = __reduce_add_sync(0xffffffffu, warp_total);
+    return before_warp + before;
+}
+
 }  // namespace alphamoe
 
 #endif

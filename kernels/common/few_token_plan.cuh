@@ -76,37 +76,46 @@ __device__ __forceinline__ void write_one_token_expert_table(const RouteArgs &a,
     if (a.expert_offsets) a.expert_offsets[e] = below * a.block_m;
 }
 
-// 2 to 16 tokens, warp w holding token w: an expert's pairs, at most one
-// per token warp, take positions in warp order after one scan of the
-// padded counts. The padding is written over the whole live length first,
-// by every thread and coalesced, and the pairs over it. Every thread of
-// the CTA calls it once the warps have selected their tokens.
+// 2 to 16 tokens, warp w holding token w. An expert's pairs, at most one
+// per token, take positions in token order: each expert's tokens are one
+// word of bits (built with shared-memory atomics once the tokens are
+// ranked), so its count and each pair's place in its group are population
+// counts, with no pass over every token warp's counts. The groups start
+// where a scan of the block counts puts them. The padding is written over
+// the whole live length first, by every thread and coalesced, and the
+// pairs over it.
+
+static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
+
+// Every thread of the CTA, before the tokens are ranked.
+__device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }
+
+// Every thread of the CTA calls it once the warps have ranked their tokens.
 __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShared &sh) {
     const int e = threadIdx.x;
+    const int warp = e >> 5;
+    const int lane = e & 31;
     const int M = a.num_tokens;
     const int k = a.top_k;
     const int E = a.plan_experts;
     const int32_t bm = a.block_m;
+    const bool pair_thread = warp < M && lane < k;
+    __syncthreads();  // every token ranked, every mask clear
+    const int32_t pair_expert = pair_thread ? sh.pair_ids[warp][lane] : 0;
+    if (pair_thread) atomicOr(&sh.token_mask[pair_expert], 1u << warp);
     __syncthreads();
-    // Each token warp's count of expert e (0 or 1) becomes the count of the
-    // warps before it; four steps unrolled, four loads in flight together.
-    int32_t count = 0;
-    if (e < E) {
-#pragma unroll 4
-        for (int w = 0; w < M; ++w) {
-            const int32_t c = sh.warp_counts[w][e];
-            sh.warp_counts[w][e] = count;
-            count += c;
-        }
-    }
+    const uint32_t tokens = e < E ? sh.token_mask[e] : 0u;
+    const int32_t count = __popc(tokens);
+    // At most 16 blocks: a scan of values below 32.
     const int32_t blocks = count > 0 ? block_m_divide(a, count - 1) + 1 : 0;
-    int32_t live_length = 0;
-    const int32_t offset = block_exclusive_scan(blocks * bm, sh.scan_scratch, &live_length);
+    int32_t live_blocks = 0;
+    const int32_t first_block = block_exclusive_scan_below_32(blocks, sh.scan_scratch, &live_blocks);
+    const int32_t offset = first_block * bm;
+    const int32_t live_length = live_blocks * bm;
     if (e < E) {
         sh.offset[e] = offset;
         if (a.expert_counts) a.expert_counts[e] = count;
         if (a.expert_offsets) a.expert_offsets[e] = offset;
-        const int32_t first_block = block_m_divide(a, offset);
 #pragma unroll 1
         for (int32_t b = first_block; b < first_block + blocks; ++b) a.expert_ids[b] = e;
     }
@@ -118,16 +127,14 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
 #pragma unroll 1
     for (int32_t pos = e; pos < live_length; pos += kBlockThreads) a.sorted_token_ids[pos] = sentinel;
     __syncthreads();  // the sentinels before the pairs that replace some
-    const int warp = e >> 5;
-    const int lane = e & 31;
-    if (warp < M && lane < k) {
-        const int32_t id = sh.pair_ids[warp][lane];
-        const int32_t pos = sh.offset[id] + sh.warp_counts[warp][id];
+    if (pair_thread) {
+        const uint32_t earlier_tokens = sh.token_mask[pair_expert] & ((1u << warp) - 1u);
+        const int32_t pos = sh.offset[pair_expert] + __popc(earlier_tokens);
         const int32_t p = warp * k + lane;
         a.sorted_token_ids[pos] = p;
         if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
     }
-    if (a.flags & kFlagTailFill) fill_tail(a, live_length, block_m_divide(a, live_length), e, kBlockThreads);
+    if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, e, kBlockThreads);
 }
 
 }  // namespace alphamoe

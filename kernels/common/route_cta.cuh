@@ -36,12 +36,19 @@ struct CtaShared {
     union {
         RankScratch rank_scratch[kWarpsPerBlock];  // phase 1
         // After phase 1: the CTA's count of each expert, for the other CTAs
-        // of a cluster to read (the small kernel).
-        int32_t published_counts[kMaxExperts];
+        // of a cluster to read (the small kernel). 16 bits: the cluster's
+        // reads of one another's shared memory are bound by the bytes they
+        // move, and a cluster CTA holds few enough pairs
+        // (kMaxClusterCtaTokens).
+        uint16_t published_counts[kMaxExperts];
     };
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
     int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
-    int32_t total[kMaxExperts];       // pairs per expert over the whole call
+    union {
+        int32_t total[kMaxExperts];  // pairs per expert over the whole call
+        // The few-token plan: bit w of word e, token w has expert e.
+        uint32_t token_mask[kMaxExperts];
+    };
     int32_t scan_scratch[kWarpsPerBlock];
 };
 

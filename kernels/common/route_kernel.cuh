@@ -91,11 +91,13 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // experts out.
     const bool every_id_planned =
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
-    const bool one_token_plan = kOneCta && every_id_planned && a.num_tokens == 1;
+    const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
+    const bool one_token_plan = few_token_plan && a.num_tokens == 1;
     if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
+    if (few_token_plan && !one_token_plan) clear_token_masks(sh);
     select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range);
     phase_clock(a, 2);
-    if (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock) {
+    if (few_token_plan) {
         phase_clock(a, 3);
         phase_clock(a, 4);
         if (one_token_plan) {

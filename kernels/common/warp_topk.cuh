@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "common/block_scan.cuh"
 #include "common/ordered_key.cuh"
 
 namespace alphamoe {
@@ -140,30 +141,21 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
     return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
 }
 
-// Where the lane's `count` candidates go in the gathered list (at) and how
-// many the warp gathers: the candidates of the lanes before it, summed bit
-// by bit of the counts with independent ballots.
-__device__ __forceinline__ void place_candidates_by_count(uint32_t count, int lane, int &at, int &gathered) {
-    const uint32_t lanes_before = (1u << lane) - 1u;
-    at = 0;
-    gathered = 0;
-#pragma unroll
-    for (int bit = 0; bit < 5; ++bit) {
-        const uint32_t lanes = __ballot_sync(kFullMask, (count >> bit) & 1);
-        at += __popc(lanes & lanes_before) << bit;
-        gathered += __popc(lanes) << bit;
-    }
-}
-
 // Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
 // holding candidate[l] in `mine`: each candidate's rank is the number of
 // larger ones (ranks are distinct), and lane r < n_select receives the r-th.
+// The list is zero from gathered up to the next multiple of 8 (gathered <=
+// 32), so it is counted 8 entries at a time with no remainder steps: a zero
+// is never larger than a rank value.
 __device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
                                               int lane, int32_t &id_out, uint32_t &key_out,
                                               uint32_t &first_key) {
     int rank = 0;
-#pragma unroll 4
-    for (int j = 0; j < gathered; ++j) rank += scratch.candidate[j] > mine ? 1 : 0;
+#pragma unroll 1
+    for (int j = 0; j < gathered; j += 8) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) rank += scratch.candidate[j + i] > mine ? 1 : 0;
+    }
     __syncwarp();
     if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
     __syncwarp();
@@ -200,12 +192,14 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     uint32_t is_candidate = 0;  // bit i: key[i] reaches the threshold
 #pragma unroll
     for (int i = 0; i < S; ++i) is_candidate |= key[i] >= threshold ? 1u << i : 0u;
-    int at, gathered;
-    place_candidates_by_count(__popc(is_candidate), lane, at, gathered);
+    // Where the lane's candidates go in the gathered list, and how many.
+    int32_t at, gathered;
+    warp_exclusive_sum_below_32(__popc(is_candidate), lane, &at, &gathered);
     if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
     }
+    if (lane >= gathered) scratch.candidate[lane] = 0u;  // rank_gathered's padding
 #pragma unroll
     for (int i = 0; i < S; ++i)
         if ((is_candidate >> i) & 1u) scratch.candidate[at++] = rank_value(key[i], i * 32 + lane);
@@ -265,8 +259,8 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         uint32_t count = 0;
 #pragma unroll
         for (int i = 0; i < S; ++i) count -= reaches_mask(row.value[i], threshold);
-        int at, gathered;
-        place_candidates_by_count(count, lane, at, gathered);
+        int32_t at, gathered;
+        warp_exclusive_sum_below_32(count, lane, &at, &gathered);
         if (bound > ordered_key(-INFINITY) && gathered <= 32) {
             // Gathered as logit bits and id; each lane then makes the rank
             // value of one, so a key costs one conversion per candidate,
@@ -290,7 +284,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
             }
             __syncwarp();
             const uint64_t mine = lane < gathered ? rank_value(ordered_key(__uint_as_float(logit_bits)), id) : 0u;
-            if (lane < gathered) scratch.candidate[lane] = mine;
+            scratch.candidate[lane] = mine;  // zero from `gathered` on: rank_gathered's padding
             __syncwarp();
             rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
             return;
