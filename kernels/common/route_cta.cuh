@@ -104,6 +104,59 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
     return a.scale == 1.0f ? weight : weight * a.scale;
 }
 
+// A ranked token's outputs, by its warp: lane r < k writes pair r's id and
+// weight, counts it for its (local) expert when kCountPairs, and keeps its
+// local id in pair_ids (pair j of the warp's range). id, chosen_key,
+// first_key: the ranking's results (warp_rank_row's). row: the token's
+// logits as the lane holds them (the flavours' full softmax reads them).
+template <int S, bool kShared, bool kFlavoured, bool kCountPairs = true>
+__device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
+                                            const RowSlice<S> &row, float shared_logit, int32_t id,
+                                            uint32_t chosen_key, uint32_t first_key) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int k = a.top_k;
+    const int shared_id = a.num_experts - 1;
+    const int n_candidates = kShared ? shared_id : a.num_experts;
+    const int n_select = kShared ? k - 1 : k;
+    // Keys are the logits themselves unless a correction bias made them
+    // scores: then the chosen logits are read again (cached).
+    const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
+    float logit = key_value(chosen_key);
+    if (!keys_are_logits)
+        logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
+    float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
+    if (kShared) {
+        if (lane == k - 1) {
+            id = shared_id;
+            logit = shared_logit;
+        }
+        largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
+    }
+    const bool active = lane < k;
+    const float weight = kFlavoured ? gate_weight<S, kShared>(a, row, n_candidates, lane, shared_logit, logit,
+                                                              active, largest)
+                                    : warp_gate_weight(logit, active, largest);
+    if (active) {
+        const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
+        a.topk_ids[p] = id;
+        a.topk_weights[p] = weight;
+        const int32_t local = kFlavoured ? local_expert(a, id) : id;
+        // A token's ids are distinct, so are their local ids but under a
+        // map, which may give several experts one local id. Without
+        // flavours every id is a plan expert.
+        if (kCountPairs && (!kFlavoured || local >= 0)) {
+            if (kFlavoured && (a.flags & kFlagExpertMap))
+                atomicAdd(&sh.warp_counts[warp][local], 1);
+            else
+                sh.warp_counts[warp][local] += 1;
+        }
+        const int32_t j = j0 + lane;
+        if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
+    }
+    __syncwarp();
+}
+
 // Phase 1: rank each token of the warp's range, write its ids and weights,
 // count its pairs per (local) expert. The next token's logits are loaded
 // while the current one is ranked, so a warp always has a row in flight.
@@ -147,42 +200,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
                              first_key);
         }
-        // Keys are the logits themselves unless a correction bias made them
-        // scores: then the chosen logits are read again (cached).
-        const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
-        float logit = key_value(chosen_key);
-        if (!keys_are_logits)
-            logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
-        float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
-        if (kShared) {
-            if (lane == k - 1) {
-                id = shared_id;
-                logit = shared_logit;
-            }
-            largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
-        }
-        const bool active = lane < k;
-        const float weight = kFlavoured ? gate_weight<S, kShared>(a, current, n_candidates, lane, shared_logit,
-                                                                  logit, active, largest)
-                                        : warp_gate_weight(logit, active, largest);
-        if (active) {
-            const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
-            a.topk_ids[p] = id;
-            a.topk_weights[p] = weight;
-            const int32_t local = kFlavoured ? local_expert(a, id) : id;
-            // A token's ids are distinct, so are their local ids but under a
-            // map, which may give several experts one local id. Without
-            // flavours every id is a plan expert.
-            if (!kFlavoured || local >= 0) {
-                if (kFlavoured && (a.flags & kFlagExpertMap))
-                    atomicAdd(&sh.warp_counts[warp][local], 1);
-                else
-                    sh.warp_counts[warp][local] += 1;
-            }
-            const int32_t j = (t - range.begin) * k + lane;
-            if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
-        }
-        __syncwarp();
+        write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * k, current, shared_logit, id,
+                                            chosen_key, first_key);
     }
 }
 

@@ -7,6 +7,7 @@
 #include "common/dependent_launch.cuh"
 #include "common/grid_barrier.cuh"
 #include "common/few_token_plan.cuh"
+#include "common/one_token_select.cuh"
 #include "common/route_cta.cuh"
 
 namespace alphamoe {
@@ -85,7 +86,6 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     const TokenRange range = cta_token_range(a, blockIdx.x);
     const int warp = threadIdx.x >> 5;
     const TokenRange warp_range = warp_token_range(range, warp);
-    prefetch_first_row<kFlavoured>(a, warp_range);
     // The flavours keep the few-token plans' premise, k distinct plan
     // experts per token, unless an expert map or a local range leaves
     // experts out.
@@ -93,9 +93,16 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
     const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
-    if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-    if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-    select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range);
+    bool cta_ranked = false;  // one_token_select.cuh
+    if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
+        if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared>(a, sh);
+    }
+    if (!cta_ranked) {
+        prefetch_first_row<kFlavoured>(a, warp_range);
+        if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
+        if (few_token_plan && !one_token_plan) clear_token_masks(sh);
+        select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range);
+    }
     phase_clock(a, 2);
     if (few_token_plan) {
         phase_clock(a, 3);

@@ -1,0 +1,82 @@
+// One token ranked by the whole CTA: the plain kernels' tiny path with more
+// than 256 candidates (16 slots per lane). Warp 0 alone would hold 16
+// logits per lane and take each step of warp_rank_row over all 16; here
+// warp w holds experts 32w .. 32w + 31, one per lane, and the CTA's 16
+// warps share those steps, at the price of three CTA barriers.
+#ifndef ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_CUH
+#define ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_CUH
+
+#include "common/few_token_plan.cuh"
+#include "common/route_cta.cuh"
+
+namespace alphamoe {
+
+// The fewest slots per lane for which the CTA ranks one token: the bound
+// below is the n-th largest of the warps' maxima, which holds only while at
+// least n warps hold candidates (n <= 16).
+constexpr int kCtaRankMinSlots = 16;
+
+// Every thread of the CTA calls it, for token 0 of a one-token plan. The
+// bound on the chosen keys is warp_rank_row's, with the warps' maxima as
+// its 16 groups of 32 experts. The candidates that reach it are gathered
+// in warp 0's scratch, and warp 0 ranks them (rank_gathered) and writes the
+// token, while the other warps write the plan's padding. Where
+// warp_rank_row would take its general rounds (more than 32 candidates, or
+// a bound at or below -inf), it returns false in every thread, having
+// written nothing: the caller then selects the token as for any other
+// call, with the same results.
+template <int S, bool kShared>
+__device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaShared &sh) {
+    static_assert(S >= kCtaRankMinSlots && kWarpsPerBlock == 16, "a warp's maximum per group of 32 experts");
+    const int expert = threadIdx.x;
+    const int lane = expert & 31;
+    const int warp = expert >> 5;
+    const int shared_id = a.num_experts - 1;
+    const int n_candidates = kShared ? shared_id : a.num_experts;
+    const int n_select = kShared ? a.top_k - 1 : a.top_k;
+    const float *row = reinterpret_cast<const float *>(token_row<false>(a, 0));
+    // Past the candidates -inf, as load_row_slice holds there.
+    const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;
+    const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
+    // Warp 1 ranks nothing here: its scratch holds the warps' counts.
+    uint32_t *warp_maxima = sh.rank_scratch[1].gathered.logit_bits;
+    uint32_t *warp_candidates = sh.rank_scratch[1].gathered.id;
+    RankScratch &scratch = sh.rank_scratch[0];
+
+    // The key of the warp's largest logit that is not NaN (a NaN's key is
+    // below every other), as warp_rank_row's maximum by fmaxf.
+    const uint32_t key = ordered_key(logit);
+    const uint32_t warp_max = __reduce_max_sync(kFullMask, key);
+    if (lane == 0) warp_maxima[warp] = warp_max;
+    __syncthreads();
+    const uint32_t bound = warp_nth_largest_bound<16>(warp_maxima[lane & 15], n_select, lane);
+    const float threshold = key_value(bound);
+    const bool reaches = logit >= threshold;  // never for NaN
+    const uint32_t reaching = __ballot_sync(kFullMask, reaches);
+    if (lane == 0) warp_candidates[warp] = __popc(reaching);
+    __syncthreads();
+    const uint32_t count = lane < kWarpsPerBlock ? warp_candidates[lane] : 0u;
+    const int32_t before = static_cast<int32_t>(__reduce_add_sync(kFullMask, lane < warp ? count : 0u));
+    const int32_t gathered = static_cast<int32_t>(__reduce_add_sync(kFullMask, count));
+    // The same in every thread; warp 1's scratch is not read again.
+    if (bound <= ordered_key(-INFINITY) || gathered > 32) return false;
+    if (reaches) scratch.candidate[before + __popc(reaching & ((1u << lane) - 1u))] = rank_value(key, expert);
+    if (warp == 0 && lane >= gathered) scratch.candidate[lane] = 0u;  // rank_gathered's padding
+    __syncthreads();
+    if (warp != 0) {
+        write_one_token_padding(a, expert - 32, kBlockThreads - 32);
+        return true;
+    }
+    int32_t id = 0;
+    uint32_t chosen_key = kNoCandidateKey, first_key;
+    rank_gathered(scratch, scratch.candidate[lane], gathered, n_select, lane, id, chosen_key, first_key);
+    // A one-token plan places pairs from pair_ids alone: no warp counts.
+    // The plain softmax reads no row slice.
+    const RowSlice<S> unread = {};
+    write_token<S, kShared, false, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_key, first_key);
+    return true;
+}
+
+}  // namespace alphamoe
+
+#endif
