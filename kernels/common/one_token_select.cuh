@@ -69,7 +69,7 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     }
     int32_t id = 0;
     uint32_t chosen_key = kNoCandidateKey, first_key;
-    rank_gathered(scratch, scratch.candidate[lane], gathered, n_select, lane, id, chosen_key, first_key);
+    rank_gathered<8>(scratch, scratch.candidate[lane], gathered, n_select, lane, id, chosen_key, first_key);
     // A one-token plan places pairs from pair_ids alone: no warp counts.
     // The plain softmax reads no row slice.
     const RowSlice<S> unread = {};

@@ -144,17 +144,20 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
 // Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
 // holding candidate[l] in `mine`: each candidate's rank is the number of
 // larger ones (ranks are distinct), and lane r < n_select receives the r-th.
-// The list is zero from gathered up to the next multiple of 8 (gathered <=
-// 32), so it is counted 8 entries at a time with no remainder steps: a zero
-// is never larger than a rank value.
+// The list is zero from gathered on (gathered <= 32), so it is counted
+// kChunk entries at a time with no remainder steps: a zero is never larger
+// than a rank value. Chunks of 8 suit the 16-slot rows' 10 to 20
+// candidates, chunks of 4 the keys' fewer ones.
+template <int kChunk>
 __device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
                                               int lane, int32_t &id_out, uint32_t &key_out,
                                               uint32_t &first_key) {
+    static_assert(32 % kChunk == 0, "chunks end inside the list");
     int rank = 0;
 #pragma unroll 1
-    for (int j = 0; j < gathered; j += 8) {
+    for (int j = 0; j < gathered; j += kChunk) {
 #pragma unroll
-        for (int i = 0; i < 8; ++i) rank += scratch.candidate[j + i] > mine ? 1 : 0;
+        for (int i = 0; i < kChunk; ++i) rank += scratch.candidate[j + i] > mine ? 1 : 0;
     }
     __syncwarp();
     if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
@@ -205,7 +208,7 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
         if ((is_candidate >> i) & 1u) scratch.candidate[at++] = rank_value(key[i], i * 32 + lane);
     __syncwarp();
     const uint64_t mine = lane < gathered ? scratch.candidate[lane] : 0u;
-    rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+    rank_gathered<4>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
 }
 
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
@@ -286,7 +289,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
             const uint64_t mine = lane < gathered ? rank_value(ordered_key(__uint_as_float(logit_bits)), id) : 0u;
             scratch.candidate[lane] = mine;  // zero from `gathered` on: rank_gathered's padding
             __syncwarp();
-            rank_gathered(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+            rank_gathered<8>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
             return;
         }
     }
