@@ -146,8 +146,10 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
 // larger ones (ranks are distinct), and lane r < n_select receives the r-th.
 // The list is zero from gathered on (gathered <= 32), so it is counted
 // kChunk entries at a time with no remainder steps: a zero is never larger
-// than a rank value. Chunks of 8 suit the 16-slot rows' 10 to 20
-// candidates, chunks of 4 the keys' fewer ones.
+// than a rank value. Chunks of 8 suit rows of 8 slots and more (10 to 20
+// candidates), chunks of 4 the fewer of rows of 1 or 2 slots (measured on
+// the H200: chunks of 4 at 8 slots, DeepSeek-V3 M4096 +0.37 us; chunks of
+// 8 at 2 slots, Qwen2-MoE M4096 +0.28 us).
 template <int kChunk>
 __device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
                                               int lane, int32_t &id_out, uint32_t &key_out,
@@ -208,7 +210,7 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
         if ((is_candidate >> i) & 1u) scratch.candidate[at++] = rank_value(key[i], i * 32 + lane);
     __syncwarp();
     const uint64_t mine = lane < gathered ? scratch.candidate[lane] : 0u;
-    rank_gathered<4>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+    rank_gathered<S <= 2 ? 4 : 8>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
 }
 
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
