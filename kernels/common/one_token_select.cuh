@@ -32,9 +32,8 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const int expert = threadIdx.x;
     const int lane = expert & 31;
     const int warp = expert >> 5;
-    const int shared_id = a.num_experts - 1;
-    const int n_candidates = kShared ? shared_id : a.num_experts;
-    const int n_select = kShared ? a.top_k - 1 : a.top_k;
+    const RankedExperts r = ranked_experts<kShared>(a);
+    const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
     const float *row = reinterpret_cast<const float *>(token_row<false>(a, 0));
     // Past the candidates -inf, as load_row_slice holds there.
     const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;

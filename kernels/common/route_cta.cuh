@@ -89,6 +89,22 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
     return true;
 }
 
+// What a token's ranking covers in the expert mode kShared: the shared
+// expert (the last id) is every token's pair k - 1, never ranked.
+struct RankedExperts {
+    int shared_id;
+    int n_candidates;  // the experts ranked: ids 0 .. n_candidates - 1
+    int n_select;      // how many of them a token chooses
+};
+template <bool kShared>
+__device__ __forceinline__ RankedExperts ranked_experts(const RouteArgs &a) {
+    RankedExperts r;
+    r.shared_id = a.num_experts - 1;
+    r.n_candidates = kShared ? r.shared_id : a.num_experts;
+    r.n_select = kShared ? a.top_k - 1 : a.top_k;
+    return r;
+}
+
 // The gate weight of each active lane's chosen expert, every flavour.
 template <int S, bool kShared>
 __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
@@ -116,25 +132,23 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
-    const int shared_id = a.num_experts - 1;
-    const int n_candidates = kShared ? shared_id : a.num_experts;
-    const int n_select = kShared ? k - 1 : k;
+    const RankedExperts r = ranked_experts<kShared>(a);
     // Keys are the logits themselves unless a correction bias made them
     // scores: then the chosen logits are read again (cached).
     const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
     float logit = key_value(chosen_key);
     if (!keys_are_logits)
-        logit = lane < n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
+        logit = lane < r.n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
     float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
     if (kShared) {
         if (lane == k - 1) {
-            id = shared_id;
+            id = r.shared_id;
             logit = shared_logit;
         }
         largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
     }
     const bool active = lane < k;
-    const float weight = kFlavoured ? gate_weight<S, kShared>(a, row, n_candidates, lane, shared_logit, logit,
+    const float weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit,
                                                               active, largest)
                                     : warp_gate_weight(logit, active, largest);
     if (active) {
@@ -166,10 +180,8 @@ template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
-    const int k = a.top_k;
-    const int shared_id = a.num_experts - 1;
-    const int n_candidates = kShared ? shared_id : a.num_experts;
-    const int n_select = kShared ? k - 1 : k;
+    const RankedExperts r = ranked_experts<kShared>(a);
+    const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
     const bool any = range.begin < range.end;
     RowSlice<S> next;
     float next_shared = 0.0f;
@@ -200,7 +212,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
                              first_key);
         }
-        write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * k, current, shared_logit, id,
+        write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
                                             chosen_key, first_key);
     }
 }
