@@ -302,6 +302,11 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
     const int can_cooperate = d.cooperative_launch != 0 && d.cooperative_ctas_per_sm >= 1;
     const int forced_grid = p->force_specialization >= ALPHAMOE_SPECIALIZATION_SMALL;
     const int m_ok = M >= 0 && M <= p->max_tokens;
+    /* A forced large grid whose group sums cannot hold the call is refused
+     * (over a billion pairs on 132 SMs; the library's own choice falls back
+     * to small). */
+    const int large_refused = p->force_specialization == ALPHAMOE_SPECIALIZATION_LARGE && sane && can_cooperate &&
+                              !large_grid_holds(M, d.multiprocessor_count, p->top_k);
 
     alphamoe_selection s, before;
     memset(&s, 0xA5, sizeof s);
@@ -313,13 +318,14 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
                                    S(ALPHAMOE_ERROR_NUM_TOKENS) * !m_ok |
                                    S(ALPHAMOE_ERROR_NO_IMAGE) * !has_image |
                                    S(ALPHAMOE_ERROR_INVALID_ARGUMENT) * !sane |
-                                   S(ALPHAMOE_ERROR_UNSUPPORTED_DEVICE) * (forced_grid && !can_cooperate);
+                                   S(ALPHAMOE_ERROR_UNSUPPORTED_DEVICE) * ((forced_grid && !can_cooperate) || large_refused);
         CHECK((allowed & S(st)) != 0, "select: status %d names nothing wrong (cc %d SMs %d occ %d coop %d M %d)", (int)st,
               d.compute_capability, d.multiprocessor_count, d.cooperative_ctas_per_sm, d.cooperative_launch, M);
         CHECK(memcmp(&s, &before, sizeof s) == 0, "select wrote its output on failure");
         return;
     }
-    CHECK(m_ok && sane && (!forced_grid || can_cooperate), "select accepted what it should refuse (status OK)");
+    CHECK(m_ok && sane && (!forced_grid || can_cooperate) && !large_refused,
+          "select accepted what it should refuse (status OK)");
     const int64_t tokens = M > 0 ? M : 1;
     const int64_t resident = (int64_t)d.multiprocessor_count * d.cooperative_ctas_per_sm;
     CHECK(s.grid_ctas >= 1 && s.grid_ctas <= 256, "grid %d", s.grid_ctas);

@@ -92,6 +92,9 @@ def main() -> int:
     seeds.append(params(raw=128, e=63, k=3, bm=15, max_tokens=20, struct_size=7) + logit_bytes(rng, 'bits', 8))
     # Plans at the int32 limits (sized, not routed).
     seeds.append(params(raw=15, e=1, k=1, bm=1, max_tokens=INT32_MAX) + bytes([1]) + u32(INT32_MAX) + select())
+    # The large grid forced past its group sums' 2^27 pairs: refused.
+    seeds.append(params(raw=15, e=1, k=1, bm=1, max_tokens=INT32_MAX, spec=3) + bytes([1]) + u32(INT32_MAX) +
+                 select(0, 0, 132, 1, 1))
     seeds.append(params(raw=15, e=1, k=1, bm=2, max_tokens=INT32_MAX))
     seeds.append(params(raw=15, e=512, k=16, bm=256, max_tokens=INT32_MAX // 16))
     seeds.append(params(raw=15 | 64, e=512, k=16, bm=256, max_tokens=1000, stride=2**61))

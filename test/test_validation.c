@@ -1366,22 +1366,6 @@ static int32_t router_top_k(const alphamoe_router *r) {
     return p.top_k;
 }
 
-/* Whether the large kernel's group sums hold M tokens on `sms`
- * multiprocessors: its grid spreads the tokens over at most min(sms, 256)
- * CTAs, at least 8 on each, in ceil(sqrt(grid)) groups, and a group's
- * tokens times k must stay below 2^27 (kernels/route_args.h). */
-static int large_holds(int32_t M, int32_t sms, int32_t k) {
-    const int64_t max_ctas = sms < 256 ? sms : 256;
-    const int64_t tokens = M > 0 ? M : 1;
-    int64_t per = (tokens + max_ctas - 1) / max_ctas;
-    if (per < 8) per = 8;
-    const int64_t grid = (tokens + per - 1) / per;
-    int64_t groups = 1;
-    while (groups * groups < grid) ++groups;
-    const int64_t size = (grid + groups - 1) / groups;
-    return size * per * k < ((int64_t)1 << 27);
-}
-
 /* Checks one selection against the launch invariants; returns the chosen
  * specialization. */
 static int check_selection(const alphamoe_router *r, int forced, int32_t M, const alphamoe_device_attributes *d) {
@@ -1414,7 +1398,7 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8)
         why = "small up to 256 tokens is one cluster of at most 8 CTAs";
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
-             !large_holds(M, d->multiprocessor_count, router_top_k(r)))
+             !large_grid_holds(M, d->multiprocessor_count, router_top_k(r)))
         why = "large past its group sums' 2^27 pairs";
     if (why)
         fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s (spec %d grid %d per_cta %d threads %d arch %d coop %d)",
@@ -1613,7 +1597,7 @@ static void test_select_extreme_attributes(void **state) {
             const int32_t big_tokens[] = {0, 1, 17, 513, INT32_MAX - 255, INT32_MAX - 1, INT32_MAX,
                                           (int32_t)rng_below(&rng, INT32_MAX)};
             for (size_t m = 0; m < sizeof big_tokens / sizeof big_tokens[0]; ++m) {
-                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_holds(big_tokens[m], d->multiprocessor_count, 1))
+                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(big_tokens[m], d->multiprocessor_count, 1))
                     expect_select_status(big, big_tokens[m], d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE,
                                          "forced large past 2^27 pairs per group");
                 else

@@ -370,6 +370,18 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
     return blocks * block_m;
 }
 
+int large_grid_holds(int32_t M, int32_t sms, int32_t k) {
+    const int64_t max_ctas = sms < 256 ? sms : 256;
+    const int64_t tokens = M > 0 ? M : 1;
+    int64_t per = (tokens + max_ctas - 1) / max_ctas;
+    if (per < 8) per = 8;
+    const int64_t grid = (tokens + per - 1) / per;
+    int64_t groups = 1;
+    while (groups * groups < grid) ++groups;
+    const int64_t size = (grid + groups - 1) / groups;
+    return size * per * k < ((int64_t)1 << 27);
+}
+
 alphamoe_router *make_router(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags,
                              int32_t force_specialization) {
     alphamoe_params p = test_params(E, k, block_m, max_tokens > 0 ? max_tokens : 1, flags);
