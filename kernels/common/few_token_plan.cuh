@@ -36,9 +36,19 @@ __device__ __forceinline__ void write_one_token_padding(const RouteArgs &a, uint
     if (a.flags & kFlagTailFill) fill_tail(a, live_length, k, thread, threads);
 }
 
+// Pair `pair` of the token, of expert `id`, at the start of block `block`
+// (the rank of id among the token's k ids).
+__device__ __forceinline__ void write_one_token_block(const RouteArgs &a, int32_t block, int32_t id, int32_t pair) {
+    const int32_t pos = block * a.block_m;
+    a.expert_ids[block] = id;
+    a.sorted_token_ids[pos] = pair;
+    if (a.pair_to_sorted) a.pair_to_sorted[pair] = pos;
+}
+
 // Warp 0, once it has ranked token 0: lane j < k puts pair j at the start
 // of its expert's block, the rank of its id among the k found by comparing
-// it with the others'.
+// it with the others'. (The CTA's ranking, whose candidates lie in id
+// order, finds those ranks without this: one_token_select.cuh.)
 __device__ __forceinline__ void write_one_token_blocks(const RouteArgs &a, const CtaShared &sh) {
     const int lane = threadIdx.x & 31;
     const int k = a.top_k;
@@ -49,12 +59,7 @@ __device__ __forceinline__ void write_one_token_blocks(const RouteArgs &a, const
         const int32_t other = __shfl_sync(kFullMask, id, l);
         below += l < k && other < id ? 1 : 0;
     }
-    if (lane < k) {
-        const int32_t pos = below * a.block_m;
-        a.expert_ids[below] = id;
-        a.sorted_token_ids[pos] = lane;
-        if (a.pair_to_sorted) a.pair_to_sorted[lane] = pos;
-    }
+    if (lane < k) write_one_token_block(a, below, id, lane);
 }
 
 // expert_counts and expert_offsets of a one-token plan, when asked for:
@@ -91,6 +96,9 @@ static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread pe
 __device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }
 
 // Every thread of the CTA calls it once the warps have ranked their tokens.
+// (Marking each token as soon as its warp has ranked it, with the masks
+// cleared behind a barrier before the ranking, measured no faster: 0.03
+// to 0.2 us slower at E512 M8, bench/RESULTS.md.)
 __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShared &sh) {
     const int e = threadIdx.x;
     const int warp = e >> 5;

@@ -20,8 +20,9 @@ constexpr int kCtaRankMinSlots = 16;
 // Every thread of the CTA calls it, for token 0 of a one-token plan. The
 // bound on the chosen keys is warp_rank_row's, with the warps' maxima as
 // its 16 groups of 32 experts. The candidates that reach it are gathered
-// in warp 0's scratch, and warp 0 ranks them (rank_gathered) and writes the
-// token, while the other warps write the plan's padding. Where
+// in warp 0's scratch, in id order, and warp 0 ranks them (rank_gathered)
+// and writes the token and its block starts, while the other warps write
+// the plan's padding. Where
 // warp_rank_row would take its general rounds (more than 32 candidates, or
 // a bound at or below -inf), it returns false in every thread, having
 // written nothing: the caller then selects the token as for any other
@@ -70,11 +71,21 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     }
     int32_t id = 0;
     uint32_t chosen_key = kNoCandidateKey, first_key;
-    rank_gathered<8>(scratch, scratch.candidate[lane], gathered, n_select, lane, id, chosen_key, first_key);
+    const uint64_t mine = scratch.candidate[lane];
+    const int rank = rank_gathered<8>(scratch, mine, gathered, n_select, lane, id, chosen_key, first_key);
+    // The candidates lie in id order, so a chosen one's block (the rank of
+    // its id among the token's) is the number of chosen ones before it; the
+    // shared expert, the largest id, takes the last block.
+    const bool chosen = lane < gathered && rank < n_select;
+    const uint32_t chosen_lanes = __ballot_sync(kFullMask, chosen);
+    if (chosen)
+        write_one_token_block(a, __popc(chosen_lanes & ((1u << lane) - 1u)),
+                              0xffff - static_cast<int32_t>(static_cast<uint32_t>(mine) & 0xffffu), rank);
+    if (kShared && lane == n_select) write_one_token_block(a, n_select, shared_id, n_select);
     // A one-token plan places pairs from pair_ids alone: no warp counts.
     // The plain softmax reads no row slice.
     const RowSlice<S> unread = {};
-    write_token<S, kShared, false, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_key, first_key);
+    write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_key, first_key, false);
     return true;
 }
 

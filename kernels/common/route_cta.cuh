@@ -121,14 +121,14 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 }
 
 // A ranked token's outputs, by its warp: lane r < k writes pair r's id and
-// weight, counts it for its (local) expert when kCountPairs, and keeps its
+// weight, counts it for its (local) expert when count_pairs, and keeps its
 // local id in pair_ids (pair j of the warp's range). id, chosen_key,
 // first_key: the ranking's results (warp_rank_row's). row: the token's
 // logits as the lane holds them (the flavours' full softmax reads them).
-template <int S, bool kShared, bool kFlavoured, bool kCountPairs = true>
+template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
-                                            uint32_t chosen_key, uint32_t first_key) {
+                                            uint32_t chosen_key, uint32_t first_key, bool count_pairs) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
@@ -159,7 +159,7 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         // A token's ids are distinct, so are their local ids but under a
         // map, which may give several experts one local id. Without
         // flavours every id is a plan expert.
-        if (kCountPairs && (!kFlavoured || local >= 0)) {
+        if (count_pairs && (!kFlavoured || local >= 0)) {
             if (kFlavoured && (a.flags & kFlagExpertMap))
                 atomicAdd(&sh.warp_counts[warp][local], 1);
             else
@@ -172,12 +172,14 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 }
 
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// count its pairs per (local) expert. The next token's logits are loaded
-// while the current one is ranked, so a warp always has a row in flight.
-// Without kFlavoured: the renormalized fp32 softmax over all experts only,
-// none of the flavours' steps.
+// and, when count_pairs, count its pairs per (local) expert in warp_counts
+// (the few-token plans place pairs from pair_ids alone). The next token's
+// logits are loaded while the current one is ranked, so a warp always has
+// a row in flight. Without kFlavoured: the renormalized fp32 softmax over
+// all experts only, none of the flavours' steps.
 template <int S, bool kShared, bool kFlavoured>
-__device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range) {
+__device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
+                                              bool count_pairs) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const RankedExperts r = ranked_experts<kShared>(a);
@@ -190,7 +192,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
-    for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
+    if (count_pairs)
+        for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     __syncwarp();
     if (!any) return;
     for (int32_t t = range.begin; t < range.end; ++t) {
@@ -213,7 +216,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
                              first_key);
         }
         write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
-                                            chosen_key, first_key);
+                                            chosen_key, first_key, count_pairs);
     }
 }
 

@@ -101,14 +101,14 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range);
+        select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range, !few_token_plan);
     }
     phase_clock(a, 2);
     if (few_token_plan) {
         phase_clock(a, 3);
         phase_clock(a, 4);
         if (one_token_plan) {
-            if (warp == 0) write_one_token_blocks(a, sh);
+            if (warp == 0 && !cta_ranked) write_one_token_blocks(a, sh);
             if (a.expert_counts || a.expert_offsets) write_one_token_expert_table(a, sh);
         } else {
             write_few_token_plan(a, sh);

@@ -144,6 +144,8 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
 // Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
 // holding candidate[l] in `mine`: each candidate's rank is the number of
 // larger ones (ranks are distinct), and lane r < n_select receives the r-th.
+// Returns the rank of the lane's own candidate (meaningful for lanes below
+// gathered).
 // The list is zero from gathered on (gathered <= 32), so it is counted
 // kChunk entries at a time with no remainder steps: a zero is never larger
 // than a rank value. Chunks of 8 suit rows of 8 slots and more (10 to 20
@@ -151,9 +153,9 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
 // the H200: chunks of 4 at 8 slots, DeepSeek-V3 M4096 +0.37 us; chunks of
 // 8 at 2 slots, Qwen2-MoE M4096 +0.28 us).
 template <int kChunk>
-__device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
-                                              int lane, int32_t &id_out, uint32_t &key_out,
-                                              uint32_t &first_key) {
+__device__ __forceinline__ int rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
+                                             int lane, int32_t &id_out, uint32_t &key_out,
+                                             uint32_t &first_key) {
     static_assert(32 % kChunk == 0, "chunks end inside the list");
     int rank = 0;
 #pragma unroll 1
@@ -171,6 +173,7 @@ __device__ __forceinline__ void rank_gathered(RankScratch &scratch, uint64_t min
     }
     first_key = static_cast<uint32_t>(scratch.candidate[0] >> 32);
     __syncwarp();  // the scratch is reused by the warp's next token
+    return rank;
 }
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
