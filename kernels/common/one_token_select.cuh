@@ -82,10 +82,12 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
         write_one_token_block(a, __popc(chosen_lanes & ((1u << lane) - 1u)),
                               0xffff - static_cast<int32_t>(static_cast<uint32_t>(mine) & 0xffffu), rank);
     if (kShared && lane == n_select) write_one_token_block(a, n_select, shared_id, n_select);
-    // A one-token plan places pairs from pair_ids alone: no warp counts.
-    // The plain softmax reads no row slice.
+    // No warp counts: the block starts above place the pairs (pair_ids
+    // serve the optional expert table). The plain softmax reads no row
+    // slice.
     const RowSlice<S> unread = {};
-    write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_key, first_key, false);
+    write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_key, first_key,
+                                   /*count_pairs=*/false);
     return true;
 }
 
