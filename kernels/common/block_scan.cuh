@@ -33,30 +33,33 @@ __device__ __forceinline__ int32_t block_exclusive_scan(int32_t value, int32_t *
     return before_warp + inclusive - value;
 }
 
-// The warp's exclusive prefix of values below 32, in lane order, and its
-// sum: five ballots, one per bit, independent of one another, where a scan
-// by shuffles is a chain of five round trips.
+// The warp's exclusive prefix of values below 2^bits (bits <= 5, the same
+// in every lane), in lane order, and its sum: a ballot per bit,
+// independent of one another, where a scan by shuffles is a chain of five
+// round trips.
 __device__ __forceinline__ void warp_exclusive_sum_below_32(uint32_t value, int lane, int32_t *before,
-                                                            int32_t *sum) {
+                                                            int32_t *sum, int bits = 5) {
     const uint32_t lanes_before = (1u << lane) - 1u;
     *before = 0;
     *sum = 0;
 #pragma unroll
     for (int bit = 0; bit < 5; ++bit) {
+        if (bit >= bits) break;
         const uint32_t lanes = __ballot_sync(0xffffffffu, (value >> bit) & 1u);
         *before += __popc(lanes & lanes_before) << bit;
         *sum += __popc(lanes) << bit;
     }
 }
 
-// block_exclusive_scan for values below 32, by warp_exclusive_sum_below_32.
-// The same barrier and the same rules for warp_totals.
+// block_exclusive_scan for values below 2^bits (bits <= 5), by
+// warp_exclusive_sum_below_32. The same barrier and the same rules for
+// warp_totals.
 __device__ __forceinline__ int32_t block_exclusive_scan_below_32(uint32_t value, int32_t *warp_totals,
-                                                                 int32_t *total) {
+                                                                 int32_t *total, int bits) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     int32_t before = 0, warp_sum = 0;
-    warp_exclusive_sum_below_32(value, lane, &before, &warp_sum);
+    warp_exclusive_sum_below_32(value, lane, &before, &warp_sum, bits);
     if (lane == 0) warp_totals[warp] = warp_sum;
     __syncthreads();
     const int32_t warp_total = lane < kWarpsPerBlock ? warp_totals[lane] : 0;

@@ -114,10 +114,13 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     __syncthreads();
     const uint32_t tokens = e < E ? sh.token_mask[e] : 0u;
     const int32_t count = __popc(tokens);
-    // At most 16 blocks: a scan of values below 32.
+    // At most ceil(M / block_m) <= 16 blocks: a scan of values below 32,
+    // with a ballot per bit of that bound (one where block_m >= M).
     const int32_t blocks = count > 0 ? block_m_divide(a, count - 1) + 1 : 0;
+    const int most_blocks_bits = 32 - __clz(block_m_divide(a, M - 1) + 1);
     int32_t live_blocks = 0;
-    const int32_t first_block = block_exclusive_scan_below_32(blocks, sh.scan_scratch, &live_blocks);
+    const int32_t first_block =
+        block_exclusive_scan_below_32(blocks, sh.scan_scratch, &live_blocks, most_blocks_bits);
     const int32_t offset = first_block * bm;
     const int32_t live_length = live_blocks * bm;
     if (e < E) {
