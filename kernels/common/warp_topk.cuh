@@ -200,9 +200,11 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     uint32_t is_candidate = 0;  // bit i: key[i] reaches the threshold
 #pragma unroll
     for (int i = 0; i < S; ++i) is_candidate |= key[i] >= threshold ? 1u << i : 0u;
-    // Where the lane's candidates go in the gathered list, and how many.
+    // Where the lane's candidates go in the gathered list, and how many: at
+    // most S per lane, so a ballot per bit of S (4 for 8 slots, 2 for 2).
+    constexpr int kCountBits = S >= 16 ? 5 : S >= 8 ? 4 : S >= 4 ? 3 : 2;
     int32_t at, gathered;
-    warp_exclusive_sum_below_32(__popc(is_candidate), lane, &at, &gathered);
+    warp_exclusive_sum_below_32(__popc(is_candidate), lane, &at, &gathered, kCountBits);
     if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
