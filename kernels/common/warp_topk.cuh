@@ -120,6 +120,16 @@ __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, 
     return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
 
+// warp_exclusive_sum_below_32 of each lane's count of candidates, below
+// 2^bits: a token's candidates are few (10 to 20), so a lane rarely holds
+// 4 or more; one vote asks whether any does, and if none, two ballots
+// count rather than bits.
+__device__ __forceinline__ void warp_exclusive_sum_of_counts(uint32_t count, int lane, int32_t *before,
+                                                             int32_t *sum, int bits) {
+    if (bits > 3 && !__any_sync(kFullMask, count >= 4u)) bits = 2;
+    warp_exclusive_sum_below_32(count, lane, before, sum, bits);
+}
+
 // Scratch of one warp for the rankings: gathered candidates, then the
 // chosen ones by rank, each as rank_value(key, id). warp_rank_row gathers
 // logits and ids first, as two arrays: a 64-bit store would first move
@@ -201,10 +211,11 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
 #pragma unroll
     for (int i = 0; i < S; ++i) is_candidate |= key[i] >= threshold ? 1u << i : 0u;
     // Where the lane's candidates go in the gathered list, and how many: at
-    // most S per lane, so a ballot per bit of S (4 for 8 slots, 2 for 2).
+    // most S per lane, so at most a ballot per bit of S (4 for 8 slots, 2
+    // for 2).
     constexpr int kCountBits = S >= 16 ? 5 : S >= 8 ? 4 : S >= 4 ? 3 : 2;
     int32_t at, gathered;
-    warp_exclusive_sum_below_32(__popc(is_candidate), lane, &at, &gathered, kCountBits);
+    warp_exclusive_sum_of_counts(__popc(is_candidate), lane, &at, &gathered, kCountBits);
     if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
@@ -270,7 +281,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
 #pragma unroll
         for (int i = 0; i < S; ++i) count -= reaches_mask(row.value[i], threshold);
         int32_t at, gathered;
-        warp_exclusive_sum_below_32(count, lane, &at, &gathered);
+        warp_exclusive_sum_of_counts(count, lane, &at, &gathered, 5);
         if (bound > ordered_key(-INFINITY) && gathered <= 32) {
             // Gathered as logit bits and id; each lane then makes the rank
             // value of one, so a key costs one conversion per candidate,
