@@ -62,6 +62,7 @@ const char *logit_pattern_name(logit_pattern pattern) {
     case LOGITS_NONFINITE: return "non-finite";
     case LOGITS_RANDOM_BITS: return "random-bits";
     case LOGITS_ROW_CLASSES: return "row-classes";
+    case LOGITS_HOT_LANE: return "hot-lane";
     default: return "?";
     }
 }
@@ -80,12 +81,37 @@ static float special_value(test_rng *rng) {
     }
 }
 
+/* A row whose largest logits sit on one lane's experts l, l + 32, ...
+ * (the kernels hold expert e in lane e % 32): 4 or more of them where the
+ * row has them, above one logit in each other pair of lanes (l', l' + 16)
+ * and far above the rest. The kernels' bound on the chosen keys then lets
+ * few candidates through (at most 31), and that lane holds 4 or more of
+ * them: the rankings' count of candidates takes its wide path. */
+static void fill_hot_lane_row(test_rng *rng, float *row, int32_t E) {
+    for (int32_t e = 0; e < E; ++e) row[e] = rng_uniform(rng, -60.0f, -40.0f);
+    const int32_t lane = (int32_t)rng_below(rng, 32);
+    const int32_t lane_experts = (E - lane + 31) / 32;
+    const int32_t hot = lane_experts < 4 ? lane_experts
+                                         : 4 + (int32_t)rng_below(rng, (uint32_t)(lane_experts - 3));
+    for (int32_t i = 0; i < hot; ++i) row[lane + 32 * i] = rng_uniform(rng, 100.0f, 150.0f);
+    for (int32_t pair = 0; pair < 16; ++pair) {
+        if (pair == lane % 16) continue;
+        const int32_t other = pair + 16 * (int32_t)rng_below(rng, 2);
+        const int32_t other_experts = (E - other + 31) / 32;
+        if (other_experts > 0)
+            row[other + 32 * (int32_t)rng_below(rng, (uint32_t)other_experts)] = rng_uniform(rng, 50.0f, 90.0f);
+    }
+}
+
 void fill_logits(test_rng *rng, float *logits, int32_t M, int32_t E, int64_t stride,
                  logit_pattern pattern, int32_t hot) {
     for (int32_t t = 0; t < M; ++t) {
         float *row = logits + (int64_t)t * stride;
-        if (pattern == LOGITS_ROW_CLASSES) {
-            fill_row_of_class(rng, row, E, (logit_row_class)rng_below(rng, ROW_CLASS_COUNT));
+        if (pattern == LOGITS_ROW_CLASSES || pattern == LOGITS_HOT_LANE) {
+            if (pattern == LOGITS_ROW_CLASSES)
+                fill_row_of_class(rng, row, E, (logit_row_class)rng_below(rng, ROW_CLASS_COUNT));
+            else
+                fill_hot_lane_row(rng, row, E);
             for (int64_t e = E; e < stride; ++e) row[e] = bits_to_float(0x7FC0BEEFu);
             continue;
         }

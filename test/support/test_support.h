@@ -35,6 +35,7 @@ typedef enum logit_pattern {
     LOGITS_NONFINITE,   /* rows mixing NaN, +-inf, -0.0, +0.0, denormals and numbers */
     LOGITS_RANDOM_BITS, /* arbitrary 32-bit patterns */
     LOGITS_ROW_CLASSES, /* each row one class of bits (logit_classes.h): all NaN, all +inf, ... */
+    LOGITS_HOT_LANE,    /* 4 or more of a row's largest on one lane's experts (l, l + 32, ...) */
     LOGITS_PATTERN_COUNT
 } logit_pattern;
 
