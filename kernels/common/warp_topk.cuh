@@ -151,6 +151,15 @@ __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
     return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
 }
 
+// count + (a > b ? 1 : 0): a comparison and a predicated add, where the
+// compiler's form adds, then selects the old count or the new.
+__device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b) {
+    asm("{\n\t.reg .pred p;\n\tsetp.gt.u64 p, %1, %2;\n\t@p add.s32 %0, %0, 1;\n\t}"
+        : "+r"(count)
+        : "l"(a), "l"(b));
+    return count;
+}
+
 // Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
 // holding candidate[l] in `mine`: each candidate's rank is the number of
 // larger ones (ranks are distinct), and lane r < n_select receives the r-th.
@@ -171,7 +180,7 @@ __device__ __forceinline__ int rank_gathered(RankScratch &scratch, uint64_t mine
 #pragma unroll 1
     for (int j = 0; j < gathered; j += kChunk) {
 #pragma unroll
-        for (int i = 0; i < kChunk; ++i) rank += scratch.candidate[j + i] > mine ? 1 : 0;
+        for (int i = 0; i < kChunk; ++i) rank = add_if_greater(rank, scratch.candidate[j + i], mine);
     }
     __syncwarp();
     if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
