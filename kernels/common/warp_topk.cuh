@@ -59,6 +59,15 @@ __device__ __forceinline__ void slot_argmax(const uint32_t (&key)[S], uint32_t &
     }
 }
 
+// fmaxf over value[kLo, kLo + kN): a balanced tree, like slot_argmax.
+template <int kLo, int kN, int S>
+__device__ __forceinline__ float slot_max(const float (&value)[S]) {
+    if constexpr (kN == 1)
+        return value[kLo];
+    else
+        return fmaxf(slot_max<kLo, kN / 2>(value), slot_max<kLo + kN / 2, kN - kN / 2>(value));
+}
+
 // The general ranking: lane r < n_select receives the r-th expert and its
 // key, every lane the first-ranked key. A round takes the warp's largest key
 // (REDUX); when a single lane holds it, as for almost all real logits, that
@@ -272,9 +281,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         warp_rank_keys<S>(key, n_select, lane, scratch, id_out, key_out, first_key);
         return;
     } else {
-        float lane_best = row.value[0];
-#pragma unroll
-        for (int i = 1; i < S; ++i) lane_best = fmaxf(lane_best, row.value[i]);
+        const float lane_best = slot_max<0, S>(row.value);
         // The bound from the 16 maxima of lane pairs (l, l + 16): n of them
         // are n distinct experts too, so it bounds the n-th largest as well,
         // for half the comparisons; a few more candidates reach it (on
@@ -286,24 +293,37 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         const float threshold = key_value(bound);
         // Counted as integer masks (0 or ~0), and compared again where the
         // candidates are gathered: cheaper than keeping a bit mask of them.
-        uint32_t count = 0;
+        // The two halves of the slots apart, so that each half gathers
+        // through its own address: two chains of S / 2 steps, not one of S.
+        constexpr int kHalf = S / 2;
+        uint32_t count_low = 0, count_high = 0;
 #pragma unroll
-        for (int i = 0; i < S; ++i) count -= reaches_mask(row.value[i], threshold);
+        for (int i = 0; i < kHalf; ++i) {
+            count_low -= reaches_mask(row.value[i], threshold);
+            count_high -= reaches_mask(row.value[kHalf + i], threshold);
+        }
         int32_t at, gathered;
-        warp_exclusive_sum_of_counts(count, lane, &at, &gathered, 5);
+        warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, 5);
         if (bound > ordered_key(-INFINITY) && gathered <= 32) {
             // Gathered as logit bits and id; each lane then makes the rank
             // value of one, so a key costs one conversion per candidate,
             // not one per slot.
-            // One moving address: the id array is 32 words after the logits.
+            // A moving address per half: the id array is 32 words after the
+            // logits.
             static_assert(sizeof(scratch.gathered.logit_bits) == 32 * sizeof(uint32_t), "ids follow 32 logits");
-            uint32_t *next = &scratch.gathered.logit_bits[at];
+            uint32_t *next_low = &scratch.gathered.logit_bits[at];
+            uint32_t *next_high = next_low + count_low;
 #pragma unroll
-            for (int i = 0; i < S; ++i) {
+            for (int i = 0; i < kHalf; ++i) {
                 if (row.value[i] >= threshold) {
-                    next[0] = __float_as_uint(row.value[i]);
-                    next[32] = static_cast<uint32_t>(i * 32 + lane);
-                    ++next;
+                    next_low[0] = __float_as_uint(row.value[i]);
+                    next_low[32] = static_cast<uint32_t>(i * 32 + lane);
+                    ++next_low;
+                }
+                if (row.value[kHalf + i] >= threshold) {
+                    next_high[0] = __float_as_uint(row.value[kHalf + i]);
+                    next_high[32] = static_cast<uint32_t>((kHalf + i) * 32 + lane);
+                    ++next_high;
                 }
             }
             __syncwarp();
@@ -323,6 +343,18 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
     uint32_t key[S];
     row_keys(row, n_candidates, lane, key);
     warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
+}
+
+// 1 / x rounded to nearest for normal x up to 2^125 (__frcp_rn's bits):
+// its fast path alone, the approximation and one Newton step. __frcp_rn
+// first tests x's exponent for a slow path of the extremes, which costs a
+// branch per call and which a sum of at most 16 terms of at most 1 never
+// takes.
+__device__ __forceinline__ float reciprocal_of_normal(float x) {
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    const float error = fmaf(x, r, -1.0f);
+    return fmaf(r, -error, r);
 }
 
 // Renormalized softmax over the chosen logits, one per active lane, with the
@@ -348,7 +380,7 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     // reciprocal's slow path (a call to a subroutine far from this code).
     // A rounded reciprocal and a product are within 1.5 ulp of the quotient,
     // and unlike the IEEE division take no slow path where e is 0.
-    return e * __frcp_rn(fmaxf(sum, 1.0f));
+    return e * reciprocal_of_normal(fmaxf(sum, 1.0f));
 }
 
 }  // namespace alphamoe
