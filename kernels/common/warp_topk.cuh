@@ -345,11 +345,11 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
     warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
 }
 
-// 1 / x rounded to nearest for normal x up to 2^125 (__frcp_rn's bits):
-// its fast path alone, the approximation and one Newton step. __frcp_rn
-// first tests x's exponent for a slow path of the extremes, which costs a
-// branch per call and which a sum of at most 16 terms of at most 1 never
-// takes.
+// 1 / x rounded to nearest for normal x below 2^126, with __frcp_rn's
+// bits: its fast path alone, the approximation and one Newton step.
+// __frcp_rn first tests x's exponent for a slow path of the extremes, which
+// costs a branch per call and which a sum of at most 16 terms of at most 1
+// never takes.
 __device__ __forceinline__ float reciprocal_of_normal(float x) {
     float r;
     asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
@@ -375,11 +375,11 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     float sum = e;
 #pragma unroll
     for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
-    // In lanes 0..15 sum >= 1 (the largest logit contributes exp(0)); lanes
-    // 16..31 summed zeros, and are lifted to 1 so that no lane takes the
-    // reciprocal's slow path (a call to a subroutine far from this code).
-    // A rounded reciprocal and a product are within 1.5 ulp of the quotient,
-    // and unlike the IEEE division take no slow path where e is 0.
+    // In lanes 0..15 1 <= sum <= 16 (the largest logit contributes exp(0));
+    // lanes 16..31 summed zeros, and are lifted to 1, so every lane's sum is
+    // in reciprocal_of_normal's range. A rounded reciprocal and a product
+    // are within 1.5 ulp of the quotient, and unlike the IEEE division take
+    // no slow path where e is 0.
     return e * reciprocal_of_normal(fmaxf(sum, 1.0f));
 }
 
