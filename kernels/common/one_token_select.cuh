@@ -41,7 +41,7 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
     // Warp 1 ranks nothing here: its scratch holds the warps' maxima and
     // their candidate counts.
-    uint32_t *warp_maxima = sh.rank_scratch[1].gathered.logit_bits;
+    uint32_t *warp_maxima = sh.rank_scratch[1].gathered.value;
     uint32_t *warp_candidates = sh.rank_scratch[1].gathered.id;
     RankScratch &scratch = sh.rank_scratch[0];
 
@@ -62,31 +62,33 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const int32_t gathered = static_cast<int32_t>(__reduce_add_sync(kFullMask, count));
     // The same in every thread; warp 1's scratch is not read again.
     if (bound <= ordered_key(-INFINITY) || gathered > 32) return false;
-    if (reaches) scratch.candidate[before + __popc(reaching & ((1u << lane) - 1u))] = rank_value(key, expert);
-    if (warp == 0 && lane >= gathered) scratch.candidate[lane] = 0u;  // rank_gathered's padding
+    if (reaches) {
+        const int32_t at = before + __popc(reaching & ((1u << lane) - 1u));
+        scratch.gathered.value[at] = __float_as_uint(logit);
+        scratch.gathered.id[at] = static_cast<uint32_t>(expert);
+    }
+    if (warp == 0 && lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
     __syncthreads();
     if (warp != 0) {
         write_one_token_padding(a, expert - 32, kBlockThreads - 32);
         return true;
     }
-    int32_t id = 0;
-    uint32_t chosen_key = kNoCandidateKey, first_key;
-    const uint64_t mine = scratch.candidate[lane];
-    const int rank = rank_gathered<8>(scratch, mine, gathered, n_select, lane, id, chosen_key, first_key);
+    int32_t id = 0, own_id;
+    float chosen_logit = 0.0f, largest;
+    const int rank = rank_gathered<float, 8>(scratch, gathered, n_select, lane, own_id, id, chosen_logit, largest);
     // The candidates lie in id order, so a chosen one's block (the rank of
     // its id among the token's) is the number of chosen ones before it; the
     // shared expert, the largest id, takes the last block.
     const bool chosen = lane < gathered && rank < n_select;
     const uint32_t chosen_lanes = __ballot_sync(kFullMask, chosen);
     if (chosen)
-        write_one_token_block(a, __popc(chosen_lanes & ((1u << lane) - 1u)),
-                              0xffff - static_cast<int32_t>(static_cast<uint32_t>(mine) & 0xffffu), rank);
+        write_one_token_block(a, __popc(chosen_lanes & ((1u << lane) - 1u)), own_id, rank);
     if (kShared && lane == n_select) write_one_token_block(a, n_select, shared_id, n_select);
     // No warp counts: the block starts above place the pairs (pair_ids
     // serve the optional expert table). The plain softmax reads no row
     // slice.
     const RowSlice<S> unread = {};
-    write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_key, first_key,
+    write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_logit, largest,
                                    /*count_pairs=*/false);
     return true;
 }

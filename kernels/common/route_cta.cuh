@@ -122,13 +122,14 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 
 // A ranked token's outputs, by its warp: lane r < k writes pair r's id and
 // weight, counts it for its (local) expert when count_pairs, and keeps its
-// local id in pair_ids (pair j of the warp's range). id, chosen_key,
-// first_key: the ranking's results (warp_rank_row's). row: the token's
-// logits as the lane holds them (the flavours' full softmax reads them).
+// local id in pair_ids (pair j of the warp's range). id, chosen, largest:
+// the ranking's results (warp_rank_row's; with the flavours the keys'
+// values, key_value). row: the token's logits as the lane holds them (the
+// flavours' full softmax reads them).
 template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
-                                            uint32_t chosen_key, uint32_t first_key, bool count_pairs) {
+                                            float chosen, float largest, bool count_pairs) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
@@ -136,10 +137,9 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
     // Keys are the logits themselves unless a correction bias made them
     // scores: then the chosen logits are read again (cached).
     const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
-    float logit = key_value(chosen_key);
+    float logit = chosen;
     if (!keys_are_logits)
         logit = lane < r.n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
-    float largest = key_value(first_key);  // NaN only if every candidate chosen is NaN
     if (kShared) {
         if (lane == k - 1) {
             id = r.shared_id;
@@ -212,18 +212,19 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
         }
         int32_t id = 0;
-        uint32_t chosen_key = kNoCandidateKey, first_key;
+        float chosen = key_value(kNoCandidateKey), largest;
         if (kFlavoured) {
-            uint32_t key[S];
+            uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
             flavour_keys(a, current, n_candidates, lane, key);
             if (a.num_groups > 1) keep_best_groups(a, lane, key);
             warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
+            chosen = key_value(chosen_key);
+            largest = key_value(first_key);
         } else {
-            warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
-                             first_key);
+            warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
         write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
-                                            chosen_key, first_key, count_pairs);
+                                            chosen, largest, count_pairs);
     }
 }
 

@@ -117,14 +117,27 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
 // chain of reductions. Below 2^31 a comparison is the sign of a difference,
 // so each costs a subtraction and a shift-add rather than a compare, an add
 // and a select.
+// With 16 keys each is held twice, so each half of the warp compares with
+// its own 8 of them: the upper half holds the keys of lanes l ^ 8, reads
+// keys 8..15 where the lower half reads 0..7, and lanes l and l ^ 24 (the
+// same key) add their counts. 8 shuffles and 16 comparisons rather than 16
+// and 32.
 template <int kLanes = 32>
 __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
     static_assert(kLanes == 16 || kLanes == 32, "the values fill the warp once or twice");
     const uint32_t tag = static_cast<uint32_t>(kLanes - 1 - (lane & (kLanes - 1)));
-    const uint32_t mine = ((key >> 1) & ~31u) | tag;
+    uint32_t mine = ((key >> 1) & ~31u) | tag;
     uint32_t above = 0;
+    if constexpr (kLanes == 16) {
+        const uint32_t swapped = __shfl_xor_sync(kFullMask, mine, 8);
+        if (lane >= 16) mine = swapped;
 #pragma unroll
-    for (int j = 0; j < kLanes; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
+        for (int j = 0; j < 8; ++j) above += (mine - __shfl_sync(kFullMask, mine, j, 16)) >> 31;
+        above += __shfl_xor_sync(kFullMask, above, 24);
+    } else {
+#pragma unroll
+        for (int j = 0; j < kLanes; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
+    }
     const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
     return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
 }
@@ -139,69 +152,120 @@ __device__ __forceinline__ void warp_exclusive_sum_of_counts(uint32_t count, int
     warp_exclusive_sum_below_32(count, lane, before, sum, bits);
 }
 
-// Scratch of one warp for the rankings: gathered candidates, then the
-// chosen ones by rank, each as rank_value(key, id). warp_rank_row gathers
-// logits and ids first, as two arrays: a 64-bit store would first move
-// each pair into adjacent registers.
-struct RankScratch {
+// Scratch of one warp for the rankings: the gathered candidates, as values
+// and ids in two arrays (a 64-bit store of each pair would first move it
+// into adjacent registers), then the chosen ones by rank, a value and an
+// id in each 64-bit word.
+struct alignas(16) RankScratch {
     union {
-        uint64_t candidate[32];
+        uint64_t chosen[32];
         struct {
-            uint32_t logit_bits[32];
+            uint32_t value[32];
             uint32_t id[32];
         } gathered;
     };
 };
 
-// The key in the high half and 0xffff - id in the low: a larger value ranks
-// first (a larger key, or an equal key and a lower id), and values of
-// distinct experts differ.
-__device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
-    return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
+// What rank_gathered ranks: logits (float), or ordering keys (uint32_t,
+// ordered_key), kept in the scratch as their bits.
+__device__ __forceinline__ uint32_t value_bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ uint32_t value_bits(uint32_t x) { return x; }
+template <typename T>
+__device__ T value_from_bits(uint32_t bits);
+template <>
+__device__ __forceinline__ float value_from_bits<float>(uint32_t bits) {
+    return __uint_as_float(bits);
 }
+template <>
+__device__ __forceinline__ uint32_t value_from_bits<uint32_t>(uint32_t bits) {
+    return bits;
+}
+// Equal values have equal bits here: +0.0 for both zeros of a float.
+__device__ __forceinline__ uint32_t equality_bits(float x) { return __float_as_uint(x + 0.0f); }
+__device__ __forceinline__ uint32_t equality_bits(uint32_t x) { return x; }
 
-// count + (a > b ? 1 : 0): a comparison and a predicated add, where the
+// count + (x > y ? 1 : 0): a comparison and a predicated add, where the
 // compiler's form adds, then selects the old count or the new.
-__device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b) {
-    asm("{\n\t.reg .pred p;\n\tsetp.gt.u64 p, %1, %2;\n\t@p add.s32 %0, %0, 1;\n\t}"
+__device__ __forceinline__ uint32_t add_if_greater(uint32_t count, float x, float y) {
+    asm("{\n\t.reg .pred p;\n\tsetp.gt.f32 p, %1, %2;\n\t@p add.u32 %0, %0, 1;\n\t}"
         : "+r"(count)
-        : "l"(a), "l"(b));
+        : "f"(x), "f"(y));
+    return count;
+}
+__device__ __forceinline__ uint32_t add_if_greater(uint32_t count, uint32_t x, uint32_t y) {
+    asm("{\n\t.reg .pred p;\n\tsetp.gt.u32 p, %1, %2;\n\t@p add.u32 %0, %0, 1;\n\t}"
+        : "+r"(count)
+        : "r"(x), "r"(y));
     return count;
 }
 
-// Ranks the gathered rank values, candidate[0..gathered), lane l < gathered
-// holding candidate[l] in `mine`: each candidate's rank is the number of
-// larger ones (ranks are distinct), and lane r < n_select receives the r-th.
-// Returns the rank of the lane's own candidate (meaningful for lanes below
-// gathered).
-// The list is zero from gathered on (gathered <= 32), so it is counted
-// kChunk entries at a time with no remainder steps: a zero is never larger
-// than a rank value. Chunks of 8 suit rows of 8 slots and more (10 to 20
+// Ranks the candidates gathered in scratch.gathered, lane l < gathered
+// holding candidate l: each candidate's rank is the number ranked ahead of
+// it (a larger value, or an equal value and a lower id), and lane
+// r < n_select receives the r-th (id and value), every lane the first's
+// value. Returns the lane's rank and, in own_id, its candidate's id
+// (meaningful for lanes below gathered). From gathered to the end of the
+// list (32 entries) the values must be below every candidate's: -inf below
+// logits above it, key 0 below keys above it.
+// Values compare in 32 bits, 4 read at a time, and the count is of larger
+// values only; where any two candidates are equal (one vote, taken while
+// the count runs), each then also counts the equal ones of lower id. (A
+// value and an id as one 64-bit rank value took a 64-bit load and a
+// two-instruction comparison per candidate.) Past the list the padding
+// never counts, so the list is counted kChunk entries at a time with no
+// remainder steps. Chunks of 8 suit rows of 8 slots and more (10 to 20
 // candidates), chunks of 4 the fewer of rows of 1 or 2 slots (measured on
 // the H200: chunks of 4 at 8 slots, DeepSeek-V3 M4096 +0.37 us; chunks of
 // 8 at 2 slots, Qwen2-MoE M4096 +0.28 us).
-template <int kChunk>
-__device__ __forceinline__ int rank_gathered(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
-                                             int lane, int32_t &id_out, uint32_t &key_out,
-                                             uint32_t &first_key) {
-    static_assert(32 % kChunk == 0, "chunks end inside the list");
-    int rank = 0;
+template <typename T, int kChunk>
+__device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered, int n_select, int lane,
+                                             int32_t &own_id, int32_t &id_out, T &value_out, T &first_value) {
+    static_assert(kChunk == 4 || kChunk == 8, "a chunk is one or two 16-byte loads");
+    const T mine = value_from_bits<T>(scratch.gathered.value[lane]);
+    own_id = static_cast<int32_t>(scratch.gathered.id[lane]);
+    // Past the list each lane votes with bits no candidate has (a NaN's,
+    // or a key above +inf's).
+    const uint32_t vote = lane < gathered ? equality_bits(mine) : ~static_cast<uint32_t>(lane);
+    const bool ties = __any_sync(kFullMask, __match_any_sync(kFullMask, vote) != (1u << lane));
+    const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.gathered.value);
+    // A count per quad: two chains of adds, each half as long.
+    uint32_t rank = 0, rank_high = 0;
 #pragma unroll 1
     for (int j = 0; j < gathered; j += kChunk) {
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i) rank = add_if_greater(rank, scratch.candidate[j + i], mine);
+        const uint4 low = quads[j / 4];
+        rank = add_if_greater(rank, value_from_bits<T>(low.x), mine);
+        rank = add_if_greater(rank, value_from_bits<T>(low.y), mine);
+        rank = add_if_greater(rank, value_from_bits<T>(low.z), mine);
+        rank = add_if_greater(rank, value_from_bits<T>(low.w), mine);
+        if constexpr (kChunk == 8) {
+            const uint4 high = quads[j / 4 + 1];
+            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.x), mine);
+            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.y), mine);
+            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.z), mine);
+            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.w), mine);
+        }
+    }
+    rank += rank_high;
+    if (ties) {
+#pragma unroll 1
+        for (int j = 0; j < gathered; ++j)
+            rank += value_from_bits<T>(scratch.gathered.value[j]) == mine &&
+                            static_cast<int32_t>(scratch.gathered.id[j]) < own_id
+                        ? 1u
+                        : 0u;
     }
     __syncwarp();
-    if (lane < gathered && rank < n_select) scratch.candidate[rank] = mine;
+    if (lane < gathered && rank < static_cast<uint32_t>(n_select))
+        scratch.chosen[rank] = (static_cast<uint64_t>(static_cast<uint32_t>(own_id)) << 32) | value_bits(mine);
     __syncwarp();
     if (lane < n_select) {
-        const uint64_t chosen = scratch.candidate[lane];
-        key_out = static_cast<uint32_t>(chosen >> 32);
-        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
+        const uint64_t chosen = scratch.chosen[lane];
+        value_out = value_from_bits<T>(static_cast<uint32_t>(chosen));
+        id_out = static_cast<int32_t>(chosen >> 32);
     }
-    first_key = static_cast<uint32_t>(scratch.candidate[0] >> 32);
+    first_value = value_from_bits<T>(static_cast<uint32_t>(scratch.chosen[0]));
     __syncwarp();  // the scratch is reused by the warp's next token
-    return rank;
+    return static_cast<int>(rank);
 }
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
@@ -238,13 +302,19 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
     }
-    if (lane >= gathered) scratch.candidate[lane] = 0u;  // rank_gathered's padding
+    if (lane >= gathered) scratch.gathered.value[lane] = kNoCandidateKey;  // rank_gathered's padding
+    uint32_t *next = &scratch.gathered.value[at];  // the ids 32 words after
 #pragma unroll
-    for (int i = 0; i < S; ++i)
-        if ((is_candidate >> i) & 1u) scratch.candidate[at++] = rank_value(key[i], i * 32 + lane);
+    for (int i = 0; i < S; ++i) {
+        if ((is_candidate >> i) & 1u) {
+            next[0] = key[i];
+            next[32] = static_cast<uint32_t>(i * 32 + lane);
+            ++next;
+        }
+    }
     __syncwarp();
-    const uint64_t mine = lane < gathered ? scratch.candidate[lane] : 0u;
-    rank_gathered<S <= 2 ? 4 : 8>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+    int32_t own_id;
+    rank_gathered<uint32_t, S <= 2 ? 4 : 8>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
 }
 
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
@@ -261,11 +331,13 @@ __device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
 // not pay for its extra steps (measured on the H200: E256, E128 slower).
 constexpr int kLogitThresholdMinSlots = 16;
 
-// The ranking of the plain kernels (fp32 logits, the plain softmax), with
-// warp_rank_keys's result. Its method too, with the per-expert work cut to a
-// maximum and a comparison: the lanes' largest logits give the bound, whose
-// logit is the threshold the logits are compared with, and only gathered
-// candidates get ordering keys. Slots past the row hold -inf
+// The ranking of the plain kernels (fp32 logits, the plain softmax): lane
+// r < n_select receives the r-th expert and its logit, every lane the
+// first-ranked logit (NaN only when every chosen logit is). warp_rank_keys's
+// method, with the per-expert work cut to a maximum and a comparison: the
+// lanes' largest logits give the bound, whose logit is the threshold the
+// logits are compared with, and the candidates are ranked as logits
+// (rank_gathered). Slots past the row hold -inf
 // (load_row_slice); fmaxf skips NaN, and a NaN never reaches a threshold.
 // A bound at or below the key of -inf (a row of -inf and NaN, say) takes
 // the general rounds: its threshold would make slots past the row
@@ -273,12 +345,15 @@ constexpr int kLogitThresholdMinSlots = 16;
 template <int S>
 __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_candidates, int n_select,
                                               int lane, RankScratch &scratch, int32_t &id_out,
-                                              uint32_t &key_out, uint32_t &first_key) {
+                                              float &logit_out, float &largest) {
     static_assert(S <= 16, "a lane's candidate count must fit in 5 bits");
+    uint32_t key_out = kNoCandidateKey, first_key;
     if constexpr (S < kLogitThresholdMinSlots) {
         uint32_t key[S];
         row_keys(row, n_candidates, lane, key);
         warp_rank_keys<S>(key, n_select, lane, scratch, id_out, key_out, first_key);
+        logit_out = key_value(key_out);
+        largest = key_value(first_key);
         return;
     } else {
         const float lane_best = slot_max<0, S>(row.value);
@@ -305,13 +380,11 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         int32_t at, gathered;
         warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, 5);
         if (bound > ordered_key(-INFINITY) && gathered <= 32) {
-            // Gathered as logit bits and id; each lane then makes the rank
-            // value of one, so a key costs one conversion per candidate,
-            // not one per slot.
-            // A moving address per half: the id array is 32 words after the
-            // logits.
-            static_assert(sizeof(scratch.gathered.logit_bits) == 32 * sizeof(uint32_t), "ids follow 32 logits");
-            uint32_t *next_low = &scratch.gathered.logit_bits[at];
+            // Gathered as logit bits and id, and ranked as logits: no slot
+            // and no candidate needs an ordering key. A moving address per
+            // half: the id array is 32 words after the logits.
+            static_assert(sizeof(scratch.gathered.value) == 32 * sizeof(uint32_t), "ids follow 32 values");
+            uint32_t *next_low = &scratch.gathered.value[at];
             uint32_t *next_high = next_low + count_low;
 #pragma unroll
             for (int i = 0; i < kHalf; ++i) {
@@ -326,23 +399,18 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
                     ++next_high;
                 }
             }
+            if (lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
             __syncwarp();
-            uint32_t logit_bits = 0, id = 0;
-            if (lane < gathered) {
-                logit_bits = scratch.gathered.logit_bits[lane];
-                id = scratch.gathered.id[lane];
-            }
-            __syncwarp();
-            const uint64_t mine = lane < gathered ? rank_value(ordered_key(__uint_as_float(logit_bits)), id) : 0u;
-            scratch.candidate[lane] = mine;  // zero from `gathered` on: rank_gathered's padding
-            __syncwarp();
-            rank_gathered<8>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+            int32_t own_id;
+            rank_gathered<float, 8>(scratch, gathered, n_select, lane, own_id, id_out, logit_out, largest);
             return;
         }
     }
     uint32_t key[S];
     row_keys(row, n_candidates, lane, key);
     warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
+    logit_out = key_value(key_out);
+    largest = key_value(first_key);
 }
 
 // 1 / x rounded to nearest for normal x below 2^126, with __frcp_rn's
