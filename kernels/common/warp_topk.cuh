@@ -266,6 +266,43 @@ __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered,
     return static_cast<int>(rank);
 }
 
+// The key in the high half and 0xffff - id in the low: a larger value ranks
+// first (a larger key, or an equal key and a lower id), and values of
+// distinct experts differ.
+__device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
+    return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
+}
+
+__device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b) {
+    asm("{\n\t.reg .pred p;\n\tsetp.gt.u64 p, %1, %2;\n\t@p add.s32 %0, %0, 1;\n\t}"
+        : "+r"(count)
+        : "l"(a), "l"(b));
+    return count;
+}
+
+// rank_gathered for rows of 1 or 2 slots over 64-bit rank values in
+// scratch.chosen, zero past the list, 4 at a time.
+__device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
+                                                   int lane, int32_t &id_out, uint32_t &key_out,
+                                                   uint32_t &first_key) {
+    int rank = 0;
+#pragma unroll 1
+    for (int j = 0; j < gathered; j += 4) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) rank = add_if_greater(rank, scratch.chosen[j + i], mine);
+    }
+    __syncwarp();
+    if (lane < gathered && rank < n_select) scratch.chosen[rank] = mine;
+    __syncwarp();
+    if (lane < n_select) {
+        const uint64_t chosen = scratch.chosen[lane];
+        key_out = static_cast<uint32_t>(chosen >> 32);
+        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
+    }
+    first_key = static_cast<uint32_t>(scratch.chosen[0] >> 32);
+    __syncwarp();
+}
+
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
 // chain. Let T be the n_select-th largest of the lanes' largest keys: those
 // lanes hold n_select distinct experts with keys >= T, so every chosen
@@ -298,6 +335,16 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     warp_exclusive_sum_of_counts(__popc(is_candidate), lane, &at, &gathered, kCountBits);
     if (gathered > 32) {
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
+        return;
+    }
+    if constexpr (S <= 2) {
+        if (lane >= gathered) scratch.chosen[lane] = 0u;
+#pragma unroll
+        for (int i = 0; i < S; ++i)
+            if ((is_candidate >> i) & 1u) scratch.chosen[at++] = rank_value(key[i], i * 32 + lane);
+        __syncwarp();
+        const uint64_t mine = lane < gathered ? scratch.chosen[lane] : 0u;
+        rank_gathered_wide(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
         return;
     }
     if (lane >= gathered) scratch.gathered.value[lane] = kNoCandidateKey;  // rank_gathered's padding
