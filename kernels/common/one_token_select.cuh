@@ -22,11 +22,10 @@ constexpr int kCtaRankMinSlots = 16;
 // its 16 groups of 32 experts. The candidates that reach it are gathered
 // in warp 0's scratch, in id order, and warp 0 ranks them (rank_gathered)
 // and writes the token and its block starts, while the other warps write
-// the plan's padding. Where
-// warp_rank_row would take its general rounds (more than 32 candidates, or
-// a bound at or below -inf), it returns false in every thread, having
-// written nothing: the caller then selects the token as for any other
-// call, with the same results.
+// the plan's padding. Where warp_rank_row would take its general rounds
+// (more than 32 candidates, or a bound at or below -inf), it returns false
+// in every thread, having written nothing: the caller then selects the
+// token as for any other call, with the same results.
 template <int S, bool kShared>
 __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaShared &sh) {
     static_assert(S >= kCtaRankMinSlots && kWarpsPerBlock == 16, "a warp's maximum per group of 32 experts");
@@ -75,7 +74,7 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     }
     int32_t id = 0, own_id;
     float chosen_logit = 0.0f, largest;
-    const int rank = rank_gathered<float, 8>(scratch, gathered, n_select, lane, own_id, id, chosen_logit, largest);
+    const int rank = rank_gathered<float>(scratch, gathered, n_select, lane, own_id, id, chosen_logit, largest);
     // The candidates lie in id order, so a chosen one's block (the rank of
     // its id among the token's) is the number of chosen ones before it; the
     // shared expert, the largest id, takes the last block.

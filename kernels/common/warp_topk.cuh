@@ -203,40 +203,35 @@ __device__ __forceinline__ uint32_t add_if_greater(uint32_t count, uint32_t x, u
 // value. Returns the lane's rank and, in own_id, its candidate's id
 // (meaningful for lanes below gathered). From gathered to the end of the
 // list (32 entries) the values must be below every candidate's: -inf below
-// logits above it, key 0 below keys above it.
-// Values compare in 32 bits, 4 read at a time, and the count is of larger
-// values only; where any two candidates are equal (one reduction of the
-// ranks tells), each then also counts the equal ones of lower id. (A
-// value and an id as one 64-bit rank value took a 64-bit load and a
-// two-instruction comparison per candidate.) Past the list the padding
-// never counts, so the list is counted kChunk entries at a time with no
-// remainder steps. Chunks of 8 suit rows of 8 slots and more (10 to 20
-// candidates), chunks of 4 the fewer of rows of 1 or 2 slots (measured on
-// the H200: chunks of 4 at 8 slots, DeepSeek-V3 M4096 +0.37 us; chunks of
-// 8 at 2 slots, Qwen2-MoE M4096 +0.28 us).
-template <typename T, int kChunk>
+// logits above it, key 0 below keys above it. The padding then never
+// counts, so the list is counted 8 entries (two 16-byte loads) at a time
+// with no remainder steps.
+// Values compare in 32 bits and the count is of larger values only; where
+// two candidates are equal (one reduction of the ranks tells), each then
+// also counts the equal ones of lower id. A value and an id as one 64-bit
+// rank value (rank_gathered_wide) take a 64-bit load and a two-instruction
+// comparison per candidate: measured on the H200 against those, E512
+// M16384 -0.23 us, E256 M1 -0.22, DeepSeek-V3 M1 -0.23.
+template <typename T>
 __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered, int n_select, int lane,
                                              int32_t &own_id, int32_t &id_out, T &value_out, T &first_value) {
-    static_assert(kChunk == 4 || kChunk == 8, "a chunk is one or two 16-byte loads");
     const T mine = value_from_bits<T>(scratch.gathered.value[lane]);
     own_id = static_cast<int32_t>(scratch.gathered.id[lane]);
     const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.gathered.value);
     // A count per quad: two chains of adds, each half as long.
     uint32_t rank = 0, rank_high = 0;
 #pragma unroll 1
-    for (int j = 0; j < gathered; j += kChunk) {
+    for (int j = 0; j < gathered; j += 8) {
         const uint4 low = quads[j / 4];
+        const uint4 high = quads[j / 4 + 1];
         rank = add_if_greater(rank, value_from_bits<T>(low.x), mine);
         rank = add_if_greater(rank, value_from_bits<T>(low.y), mine);
         rank = add_if_greater(rank, value_from_bits<T>(low.z), mine);
         rank = add_if_greater(rank, value_from_bits<T>(low.w), mine);
-        if constexpr (kChunk == 8) {
-            const uint4 high = quads[j / 4 + 1];
-            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.x), mine);
-            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.y), mine);
-            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.z), mine);
-            rank_high = add_if_greater(rank_high, value_from_bits<T>(high.w), mine);
-        }
+        rank_high = add_if_greater(rank_high, value_from_bits<T>(high.x), mine);
+        rank_high = add_if_greater(rank_high, value_from_bits<T>(high.y), mine);
+        rank_high = add_if_greater(rank_high, value_from_bits<T>(high.z), mine);
+        rank_high = add_if_greater(rank_high, value_from_bits<T>(high.w), mine);
     }
     rank += rank_high;
     // Distinct values take the ranks 0 .. gathered - 1, which sum to
@@ -280,8 +275,12 @@ __device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b)
     return count;
 }
 
-// rank_gathered for rows of 1 or 2 slots over 64-bit rank values in
-// scratch.chosen, zero past the list, 4 at a time.
+// rank_gathered's result for rows of 2 slots, whose few candidates (4 to
+// 8 for k = 4) are ranked as 64-bit rank values: lane l < gathered holds
+// chosen[l] in `mine`, zero past the list, and the list is counted 4 at a
+// time. Distinct values need no check for equal ones, which costs
+// rank_gathered a reduction after its count: there, Qwen2-MoE (E60 k4)
+// M4096 measured 0.29 us slower on the H200. (Chunks of 8 here, +0.28.)
 __device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
                                                    int lane, int32_t &id_out, uint32_t &key_out,
                                                    uint32_t &first_key) {
@@ -300,7 +299,7 @@ __device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_
         id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
     }
     first_key = static_cast<uint32_t>(scratch.chosen[0] >> 32);
-    __syncwarp();
+    __syncwarp();  // the scratch is reused by the warp's next token
 }
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
@@ -338,7 +337,7 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
         return;
     }
     if constexpr (S <= 2) {
-        if (lane >= gathered) scratch.chosen[lane] = 0u;
+        if (lane >= gathered) scratch.chosen[lane] = 0u;  // rank_gathered_wide's padding
 #pragma unroll
         for (int i = 0; i < S; ++i)
             if ((is_candidate >> i) & 1u) scratch.chosen[at++] = rank_value(key[i], i * 32 + lane);
@@ -359,7 +358,7 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     }
     __syncwarp();
     int32_t own_id;
-    rank_gathered<uint32_t, S <= 2 ? 4 : 8>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
+    rank_gathered<uint32_t>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
 }
 
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
@@ -382,11 +381,10 @@ constexpr int kLogitThresholdMinSlots = 16;
 // method, with the per-expert work cut to a maximum and a comparison: the
 // lanes' largest logits give the bound, whose logit is the threshold the
 // logits are compared with, and the candidates are ranked as logits
-// (rank_gathered). Slots past the row hold -inf
-// (load_row_slice); fmaxf skips NaN, and a NaN never reaches a threshold.
-// A bound at or below the key of -inf (a row of -inf and NaN, say) takes
-// the general rounds: its threshold would make slots past the row
-// candidates.
+// (rank_gathered). Slots past the row hold -inf (load_row_slice); fmaxf
+// skips NaN, and a NaN never reaches a threshold. A bound at or below the
+// key of -inf (a row of -inf and NaN, say) takes the general rounds: its
+// threshold would make slots past the row candidates.
 template <int S>
 __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_candidates, int n_select,
                                               int lane, RankScratch &scratch, int32_t &id_out,
@@ -447,7 +445,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
             if (lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
             __syncwarp();
             int32_t own_id;
-            rank_gathered<float, 8>(scratch, gathered, n_select, lane, own_id, id_out, logit_out, largest);
+            rank_gathered<float>(scratch, gathered, n_select, lane, own_id, id_out, logit_out, largest);
             return;
         }
     }
