@@ -63,6 +63,7 @@ const char *logit_pattern_name(logit_pattern pattern) {
     case LOGITS_RANDOM_BITS: return "random-bits";
     case LOGITS_ROW_CLASSES: return "row-classes";
     case LOGITS_HOT_LANE: return "hot-lane";
+    case LOGITS_TOP_TIES: return "top-ties";
     default: return "?";
     }
 }
@@ -103,15 +104,36 @@ static void fill_hot_lane_row(test_rng *rng, float *row, int32_t E) {
     }
 }
 
+/* A row whose largest logits come in 2 to 4 groups of equal values, 2 to
+ * 5 experts each, above the rest; in a quarter of the rows one group is of
+ * zeros, each -0.0 or +0.0 (equal), the others then around them. Few
+ * candidates pass the kernels' bound (at most 32), equal ones among them,
+ * so the rankings must order equal candidates by id, and the top k often
+ * ends inside a group. */
+static void fill_top_ties_row(test_rng *rng, float *row, int32_t E) {
+    const int zeros = rng_below(rng, 4) == 0;
+    for (int32_t e = 0; e < E; ++e) row[e] = zeros ? rng_uniform(rng, -16.0f, -8.0f) : rng_uniform(rng, -8.0f, 8.0f);
+    const int groups = 2 + (int)rng_below(rng, 3);
+    for (int g = 0; g < groups; ++g) {
+        const int zero_group = zeros && g == 0;
+        const float value = zeros ? rng_uniform(rng, -4.0f, 4.0f) : rng_uniform(rng, 8.0f, 12.0f);
+        const int members = 2 + (int)rng_below(rng, 4);
+        for (int i = 0; i < members; ++i)
+            row[rng_below(rng, (uint32_t)E)] = zero_group ? (rng_below(rng, 2) ? -0.0f : 0.0f) : value;
+    }
+}
+
 void fill_logits(test_rng *rng, float *logits, int32_t M, int32_t E, int64_t stride,
                  logit_pattern pattern, int32_t hot) {
     for (int32_t t = 0; t < M; ++t) {
         float *row = logits + (int64_t)t * stride;
-        if (pattern == LOGITS_ROW_CLASSES || pattern == LOGITS_HOT_LANE) {
+        if (pattern == LOGITS_ROW_CLASSES || pattern == LOGITS_HOT_LANE || pattern == LOGITS_TOP_TIES) {
             if (pattern == LOGITS_ROW_CLASSES)
                 fill_row_of_class(rng, row, E, (logit_row_class)rng_below(rng, ROW_CLASS_COUNT));
-            else
+            else if (pattern == LOGITS_HOT_LANE)
                 fill_hot_lane_row(rng, row, E);
+            else
+                fill_top_ties_row(rng, row, E);
             for (int64_t e = E; e < stride; ++e) row[e] = bits_to_float(0x7FC0BEEFu);
             continue;
         }

@@ -36,6 +36,7 @@ typedef enum logit_pattern {
     LOGITS_RANDOM_BITS, /* arbitrary 32-bit patterns */
     LOGITS_ROW_CLASSES, /* each row one class of bits (logit_classes.h): all NaN, all +inf, ... */
     LOGITS_HOT_LANE,    /* 4 or more of a row's largest on one lane's experts (l, l + 32, ...) */
+    LOGITS_TOP_TIES,    /* a row's largest in groups of equal values, signed zeros among them */
     LOGITS_PATTERN_COUNT
 } logit_pattern;
 
