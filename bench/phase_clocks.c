@@ -1,9 +1,53 @@
 #include "phase_clocks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
-/* Mirrors kWsPhaseClockWord and kPhaseClockCount in kernels/route_args.h. */
-enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7 };
+/* Mirrors kWsPhaseClockWord, kPhaseClockCount, kWsCtaTimerWord and
+ * kMaxGridCtas in kernels/route_args.h. */
+enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7, CTA_TIMER_WORD = 278656, MAX_GRID_CTAS = 256 };
+enum { CTA_TIMER_STAMPS = 4 };
+
+static const char *const kCtaTimerNames[CTA_TIMER_STAMPS] = {"entry", "tokens counted", "counts exchanged",
+                                                             "done"};
+
+static int compare_ll(const void *a, const void *b) {
+    const long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every CTA's global-timer stamps, relative to the earliest entry: the
+ * smallest, median and largest over the CTAs of each stamp, and of the
+ * time from entry to counted tokens; then the CTA that counted last. */
+static void print_cta_timers(const unsigned long long *stamps) {
+    int ctas = 0;
+    unsigned long long first = 0;
+    while (ctas < MAX_GRID_CTAS && stamps[ctas * CTA_TIMER_STAMPS] != 0) {
+        const unsigned long long entry = stamps[ctas * CTA_TIMER_STAMPS];
+        if (ctas == 0 || entry < first) first = entry;
+        ++ctas;
+    }
+    if (ctas == 0) return;
+    long long *column = malloc((size_t)ctas * sizeof(*column));
+    if (column == NULL) return;
+    printf("global timer over the grid's %d CTAs, ns after the first entry (min / median / max):\n", ctas);
+    for (int slot = 0; slot <= CTA_TIMER_STAMPS; ++slot) {
+        for (int c = 0; c < ctas; ++c) {
+            const unsigned long long *t = stamps + c * CTA_TIMER_STAMPS;
+            column[c] = slot < CTA_TIMER_STAMPS ? (long long)(t[slot] - first) : (long long)(t[1] - t[0]);
+        }
+        qsort(column, (size_t)ctas, sizeof(*column), compare_ll);
+        printf("  %-32s %8lld %8lld %8lld\n", slot < CTA_TIMER_STAMPS ? kCtaTimerNames[slot] : "entry to tokens counted",
+               column[0], column[ctas / 2], column[ctas - 1]);
+    }
+    int last = 0;
+    for (int c = 1; c < ctas; ++c)
+        if (stamps[c * CTA_TIMER_STAMPS + 1] > stamps[last * CTA_TIMER_STAMPS + 1]) last = c;
+    const unsigned long long *t = stamps + last * CTA_TIMER_STAMPS;
+    printf("  last to count: CTA %d, entry %lld, counted %lld\n", last, (long long)(t[0] - first),
+           (long long)(t[1] - first));
+    free(column);
+}
 
 static const char *const kPhaseNames[PHASE_CLOCK_COUNT - 1] = {
     "wait for the preceding kernel", "select tokens (warp 0)", "CTA expert counts",
@@ -19,12 +63,18 @@ int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const
     const size_t flush_bytes = 2 * (size_t)l2_bytes;
     if (cudaMalloc(&flush, flush_bytes) != cudaSuccess) return -1;
     long long stamps[PHASE_CLOCK_COUNT] = {0};
+    static unsigned long long cta_stamps[MAX_GRID_CTAS * CTA_TIMER_STAMPS];
+    char *cta_timers = (char *)buffers->workspace + (size_t)CTA_TIMER_WORD * 4;
     int rc = -1;
-    if (cudaMemsetAsync(flush, 1, flush_bytes, stream) == cudaSuccess &&
+    /* The CTAs' stamps cover the count table: zero marks a CTA the grid
+     * does not have. */
+    if (cudaMemsetAsync(cta_timers, 0, sizeof(cta_stamps), stream) == cudaSuccess &&
+        cudaMemsetAsync(flush, 1, flush_bytes, stream) == cudaSuccess &&
         alphamoe_route(router, num_tokens, logits, buffers, stream) == ALPHAMOE_OK &&
         cudaStreamSynchronize(stream) == cudaSuccess &&
         cudaMemcpy(stamps, (const char *)buffers->workspace + PHASE_CLOCK_WORD * 4, sizeof(stamps),
-                   cudaMemcpyDeviceToHost) == cudaSuccess) {
+                   cudaMemcpyDeviceToHost) == cudaSuccess &&
+        cudaMemcpy(cta_stamps, cta_timers, sizeof(cta_stamps), cudaMemcpyDeviceToHost) == cudaSuccess) {
         printf("phases of CTA 0 in one call after L2 eviction (SM clock, %.0f MHz nominal):\n",
                clock_khz / 1000.0);
         for (int i = 1; i < PHASE_CLOCK_COUNT; ++i) {
@@ -32,6 +82,7 @@ int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const
             printf("  %-32s %8lld cycles %7.2f us\n", kPhaseNames[i - 1], cycles,
                    clock_khz > 0 ? cycles * 1000.0 / clock_khz : 0.0);
         }
+        print_cta_timers(cta_stamps);
         rc = 0;
     }
     cudaFree(flush);

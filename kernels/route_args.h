@@ -102,6 +102,10 @@ static_assert(kWsExchangeSetWords % 32 == 0, "sets start 128-byte aligned");
 // kMaxGridCtas rows of at most E.
 constexpr int kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
+// Profiling builds: 4 global-timer stamps per CTA (int64) over the count
+// table, at least kMaxGridCtas * 8 words long when E >= 8.
+constexpr int kWsCtaTimerWord = kWsCountTableWord;
+static_assert(kWsCtaTimerWord == 278656, "bench/phase_clocks.c mirrors this word");
 
 // How the large kernel groups a grid of num_ctas CTAs: ceil(sqrt(n)) groups
 // of consecutive CTAs, the last perhaps smaller, so at most kMaxCtaGroups
