@@ -13,7 +13,7 @@ namespace {
 
 static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == ALPHAMOE_FLAG_NO_RENORMALIZE &&
                   kFlagCorrectionBias == ALPHAMOE_FLAG_CORRECTION_BIAS && kFlagExpertMap == ALPHAMOE_FLAG_EXPERT_MAP &&
-                  (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0 && (kFlagNarrowExchange & ALPHAMOE_FLAG_ALL) == 0,
+                  (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0,
               "kernel flags share the public flags' bits");
 static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
                   kLogitsF16 == int{ALPHAMOE_LOGITS_F16},
@@ -53,9 +53,6 @@ RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const voi
     a.local_begin = p.local_expert_begin;
     a.plan_experts = p.local_expert_count;
     a.cta_groups = cta_grouping(sel.grid_ctas);
-    const int32_t pairs_per_token_and_expert = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) ? p.top_k : 1;
-    if (narrow_exchange_holds(a.cta_groups, sel.tokens_per_cta, pairs_per_token_and_expert))
-        a.flags |= kFlagNarrowExchange;
     return a;
 }
 

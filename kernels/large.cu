@@ -50,75 +50,51 @@ __device__ __forceinline__ uint32_t *exchange_set(const RouteArgs &a, uint32_t p
     return a.workspace + kWsExchangeSetsWord + phase_bit * kWsExchangeSetWords;
 }
 
-// Thread e < L: sends this CTA's count of expert e, in 32-bit words or,
-// with kFlagNarrowExchange, in 16-bit fields (route_args.h): then experts
-// 2w and 2w + 1 share group-sum word w, the odd one in its high half, and
-// a row of member counts is kMaxExperts 16-bit fields.
-__device__ __forceinline__ void send_count(uint32_t *set, const CtaGroup &g, int32_t count, bool narrow) {
-    const int e = threadIdx.x;
-    uint32_t *group_row = set + kWsSetGroupSumsWord + g.index * kMaxExperts;
-    uint32_t *member_row = set + kWsSetMemberCountsWord + blockIdx.x * kMaxExperts;
-    const uint32_t c = static_cast<uint32_t>(count);
-    if (narrow) {
-        store_relaxed_u16(reinterpret_cast<uint16_t *>(member_row) + e, static_cast<uint16_t>(c + 1u));
-        add_relaxed(group_row + (e >> 1), ((1u << kNarrowSumArrivedShift) + c) << (16 * (e & 1)));
-    } else {
-        store_relaxed(member_row + e, c + 1u);
-        add_relaxed(group_row + e, (1u << kGroupSumArrivedShift) + c);
-    }
-}
+constexpr uint32_t kGroupSumPairsMask = (1u << kGroupSumArrivedShift) - 1u;
 
-// Field i of the rows at `rows` (rows of kMaxExperts words, from expert
-// e's field of row 0), if i < n, else `otherwise`.
-template <bool kNarrow>
-__device__ __forceinline__ uint32_t load_count_if_below(const uint32_t *rows, int e, int i, int32_t n,
-                                                        uint32_t otherwise) {
-    if constexpr (kNarrow)
-        return load_relaxed_u16_if_below(i, n, reinterpret_cast<const uint16_t *>(rows) + e + i * 2 * kMaxExperts,
-                                         otherwise);
-    else
-        return load_relaxed_if_below(i, n, rows + e + i * kMaxExperts, otherwise);
+// Thread e < L: sends this CTA's count of expert e.
+__device__ __forceinline__ void send_count(uint32_t *set, const CtaGroup &g, int32_t count) {
+    const int e = threadIdx.x;
+    store_relaxed(set + kWsSetMemberCountsWord + blockIdx.x * kMaxExperts + e, static_cast<uint32_t>(count) + 1u);
+    add_relaxed(set + kWsSetGroupSumsWord + g.index * kMaxExperts + e,
+                (1u << kGroupSumArrivedShift) + static_cast<uint32_t>(count));
 }
 
 // Thread e < L: the call-wide count of expert e and the count of the CTAs
 // before this one, from the group sums and this group's member rows, read
 // until every one of them is complete.
-template <bool kNarrow>
 __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup &g, int32_t *total,
                                             int32_t *earlier) {
-    constexpr int kArrivedShift = kNarrow ? kNarrowSumArrivedShift : kGroupSumArrivedShift;
-    constexpr uint32_t kPairsMask = (1u << kArrivedShift) - 1u;
     const int e = threadIdx.x;
     const int members_before = blockIdx.x - g.first;
     // This code runs once per call, so its size (fetched cold) costs more
-    // than its instruction count: every field sits at a constant offset
-    // from one of two addresses. The loads carry their own predicates
-    // (load_relaxed_if_below), which keeps each address one offset in
-    // every row width. Every CTA reads these fields at once, and their
-    // bytes, not their latency, bound the read (on the H200 about 0.9 us
-    // at E512 M4096 with 32-bit words, where 128 CTAs read 17 an expert on
-    // average): only the grid's groups are read, and narrow fields where
-    // they hold.
-    const uint32_t *group_rows = set + kWsSetGroupSumsWord;
-    const uint32_t *member_rows = set + kWsSetMemberCountsWord + g.first * kMaxExperts;
+    // than its instruction count: every word sits at a constant offset from
+    // one of two addresses (rows of kMaxExperts). The loads carry their own
+    // predicates (load_relaxed_if_below), which keeps each address one
+    // offset in every row width. Only the grid's groups are read: every CTA
+    // reads these words at once, and their bytes, not their latency, bound
+    // the read (on the H200 about 1 us at E512 M4096, where 128 CTAs read
+    // 21 words an expert on average, 16 of them group sums).
+    const uint32_t *group_row = set + kWsSetGroupSumsWord + e;
+    const uint32_t *member_row = set + kWsSetMemberCountsWord + g.first * kMaxExperts + e;
     uint32_t all, arrived;
     int32_t before;
     do {
         uint32_t group[kMaxCtaGroups], member[kMaxGroupCtas - 1];
 #pragma unroll
         for (int i = 0; i < kMaxCtaGroups; ++i)  // independent loads, in flight together
-            group[i] = load_count_if_below<kNarrow>(group_rows, e, i, g.count, 0u);
+            group[i] = load_relaxed_if_below(i, g.count, group_row + i * kMaxExperts, 0u);
 #pragma unroll
         for (int i = 0; i < kMaxGroupCtas - 1; ++i)
-            member[i] = load_count_if_below<kNarrow>(member_rows, e, i, members_before, 1u);
+            member[i] = load_relaxed_if_below(i, members_before, member_row + i * kMaxExperts, 1u);
         all = 0;
         arrived = 0;
         before = 0;
 #pragma unroll
         for (int i = 0; i < kMaxCtaGroups; ++i) {
-            const uint32_t pairs = group[i] & kPairsMask;
+            const uint32_t pairs = group[i] & kGroupSumPairsMask;
             all += pairs;
-            arrived += group[i] >> kArrivedShift;
+            arrived += group[i] >> kGroupSumArrivedShift;
             before += i < g.index ? static_cast<int32_t>(pairs) : 0;
         }
         // A member row of 0 is not written yet: then `unwritten` is negative.
@@ -152,8 +128,7 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
             // and so before CTA 0 can flip the word.
             const uint32_t phase_bit = static_cast<uint32_t>(__syncthreads_or(static_cast<int>(phase >> 31)));
             uint32_t *set = exchange_set(a, phase_bit);
-            const bool narrow = (a.flags & kFlagNarrowExchange) != 0;
-            if (e < L) send_count(set, g, count, narrow);
+            if (e < L) send_count(set, g, count);
             if (L > kPollingMaxExperts) {
                 if (threadIdx.x == 0) {
                     uint32_t *arrivals = set + kWsSetArrivalsWord;
@@ -163,10 +138,7 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
                 }
                 __syncthreads();
             }
-            if (e < L) {
-                if (narrow) read_counts<true>(set, g, total, earlier);
-                else read_counts<false>(set, g, total, earlier);
-            }
+            if (e < L) read_counts(set, g, total, earlier);
             // Expert 0's sums are complete: every CTA has sent its counts.
             if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(phase_word, (phase_bit ^ 1u) << 31);
             // The other set, for the next call: no CTA of this call uses it.

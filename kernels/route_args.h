@@ -48,7 +48,6 @@ enum RouteFlags : uint32_t {
     kFlagCorrectionBias = 0x10u, // same bit as ALPHAMOE_FLAG_CORRECTION_BIAS
     kFlagExpertMap = 0x20u,      // same bit as ALPHAMOE_FLAG_EXPERT_MAP
     kFlagSigmoid = 0x100u,       // sigmoid scoring
-    kFlagNarrowExchange = 0x200u, // the large kernel trades 16-bit counts (narrow_exchange_holds)
 };
 
 enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
@@ -133,21 +132,6 @@ ALPHAMOE_HOST_DEVICE inline CtaGrouping cta_grouping(int32_t num_ctas) {
 // map gives several experts one local id).
 ALPHAMOE_HOST_DEVICE inline bool group_sums_hold(const CtaGrouping &g, int32_t tokens_per_cta, int32_t top_k) {
     return static_cast<int64_t>(g.size) * tokens_per_cta * top_k < kMaxGroupSumPairs;
-}
-
-// The large kernel's narrow exchange: group sums and member rows in 16-bit
-// fields, two experts a word, (CTAs added << kNarrowSumArrivedShift) +
-// pairs and 1 + pairs. Every CTA reads the group sums and its group's
-// member rows at once, and their bytes bound that read: narrow fields halve
-// them. They hold a grid whose groups' pairs of one plan expert stay below
-// 2^kNarrowSumArrivedShift: at most one pair per token, or k where an
-// expert map may give several chosen experts one local id.
-constexpr int kNarrowSumArrivedShift = 11;
-static_assert(kMaxGroupCtas < (1 << (16 - kNarrowSumArrivedShift)), "a group's CTAs fit above the pairs");
-ALPHAMOE_HOST_DEVICE inline bool narrow_exchange_holds(const CtaGrouping &g, int32_t tokens_per_cta,
-                                                       int32_t pairs_per_token_and_expert) {
-    return static_cast<int64_t>(g.size) * tokens_per_cta * pairs_per_token_and_expert <
-           (int64_t{1} << kNarrowSumArrivedShift);
 }
 
 ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {

@@ -583,34 +583,6 @@ static void gpu_sanitizer_sweep(void **state) {
         }
 }
 
-/* The large kernel's two exchange layouts: 16-bit fields up to the last M
- * whose groups' pairs of one expert stay below 2^11, 32-bit words from the
- * next M on, routed and shared, with experts above and below a warp
- * (arrivals word or polling). */
-static void gpu_large_exchange_layouts(void **state) {
-    (void)state;
-    test_rng rng = case_rng(19);
-    int device = 0, sms = 0;
-    CUDA_OK(cudaGetDevice(&device));
-    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    int32_t last_narrow = 0;
-    for (int32_t M = 1; M <= 65536; ++M)
-        if (large_exchange_is_narrow(M, sms, 1)) last_narrow = M;
-    assert_true(last_narrow > 0 && !large_exchange_is_narrow(last_narrow + 1, sms, 1));
-    static const int32_t shapes[][4] = {{512, 10, 8, 0}, {8, 2, 64, 1}, {257, 16, 3, 1}};
-    int cases = 0;
-    for (int s = 0; s < COUNT(shapes); ++s)
-        for (int32_t M = last_narrow; M <= last_narrow + 1; ++M) {
-            route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], M, 0,
-                            shapes[s][3] ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, ALPHAMOE_SPECIALIZATION_LARGE,
-                            LOGITS_RANDOM, 0, 1, 0};
-            run_case(&c, &rng);
-            ++cases;
-        }
-    print_message("# %d cases at %d and %d tokens (16-bit and 32-bit exchange) equal to the host reference\n",
-                  cases, last_narrow, last_narrow + 1);
-}
-
 /* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv) {
@@ -631,7 +603,6 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_info),
         cmocka_unit_test(gpu_image_lookup),
         cmocka_unit_test(gpu_concurrent_first_calls),
-        cmocka_unit_test(gpu_large_exchange_layouts),
         cmocka_unit_test(gpu_sanitizer_sweep),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);

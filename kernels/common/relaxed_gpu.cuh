@@ -31,21 +31,6 @@ __device__ __forceinline__ uint32_t load_relaxed_if_below(int32_t i, int32_t n, 
     return v;
 }
 
-// load_relaxed_if_below of a 16-bit word.
-__device__ __forceinline__ uint32_t load_relaxed_u16_if_below(int32_t i, int32_t n, const uint16_t *p,
-                                                              uint32_t otherwise) {
-    uint16_t v = static_cast<uint16_t>(otherwise);
-    asm volatile(
-        "{\n\t.reg .pred q;\n\tsetp.lt.s32 q, %2, %3;\n\t@q ld.relaxed.gpu.global.u16 %0, [%1];\n\t}"
-        : "+h"(v)
-        : "l"(p), "r"(i), "r"(n));
-    return v;
-}
-
-__device__ __forceinline__ void store_relaxed_u16(uint16_t *p, uint16_t v) {
-    asm volatile("st.relaxed.gpu.global.u16 [%0], %1;" ::"l"(p), "h"(v) : "memory");
-}
-
 __device__ __forceinline__ void store_relaxed(uint32_t *p, uint32_t v) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }

@@ -418,9 +418,7 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
     return blocks * block_m;
 }
 
-/* The large kernel's grid as capi/selection.cpp spreads M tokens: tokens
- * per CTA, and CTAs per group (route_args.h's cta_grouping). */
-static void large_grid(int32_t M, int32_t sms, int64_t *per_cta, int64_t *group_size) {
+int large_grid_holds(int32_t M, int32_t sms, int32_t k) {
     const int64_t max_ctas = sms < 256 ? sms : 256;
     const int64_t tokens = M > 0 ? M : 1;
     int64_t per = (tokens + max_ctas - 1) / max_ctas;
@@ -428,20 +426,8 @@ static void large_grid(int32_t M, int32_t sms, int64_t *per_cta, int64_t *group_
     const int64_t grid = (tokens + per - 1) / per;
     int64_t groups = 1;
     while (groups * groups < grid) ++groups;
-    *per_cta = per;
-    *group_size = (grid + groups - 1) / groups;
-}
-
-int large_grid_holds(int32_t M, int32_t sms, int32_t k) {
-    int64_t per, size;
-    large_grid(M, sms, &per, &size);
+    const int64_t size = (grid + groups - 1) / groups;
     return size * per * k < ((int64_t)1 << 27);
-}
-
-int large_exchange_is_narrow(int32_t M, int32_t sms, int32_t pairs_per_token_and_expert) {
-    int64_t per, size;
-    large_grid(M, sms, &per, &size);
-    return size * per * pairs_per_token_and_expert < ((int64_t)1 << 11);
 }
 
 alphamoe_router *make_router(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags,

@@ -108,10 +108,6 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m);
  * in ceil(sqrt(grid)) groups, and a group's tokens times k must stay below
  * 2^27 (kernels/route_args.h). */
 int large_grid_holds(int32_t M, int32_t sms, int32_t k);
-/* Whether the large kernel trades its counts in 16-bit fields at M tokens
- * (route_args.h's narrow_exchange_holds): each group's pairs of one
- * expert stay below 2^11, at most pairs_per_token_and_expert a token. */
-int large_exchange_is_narrow(int32_t M, int32_t sms, int32_t pairs_per_token_and_expert);
 
 /* A router for the given shape (max_tokens = M, or 1 when M == 0).
  * Aborts on failure: tests build only valid shapes with it. */
