@@ -275,20 +275,25 @@ __device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b)
     return count;
 }
 
-// rank_gathered's result for rows of 2 slots, whose few candidates (4 to
-// 8 for k = 4) are ranked as 64-bit rank values: lane l < gathered holds
-// chosen[l] in `mine`, zero past the list, and the list is counted 4 at a
-// time. Distinct values need no check for equal ones, which costs
-// rank_gathered a reduction after its count: there, Qwen2-MoE (E60 k4)
-// M4096 measured 0.29 us slower on the H200. (Chunks of 8 here, +0.28.)
+// rank_gathered's result from 64-bit rank values: lane l < gathered holds
+// chosen[l] in `mine`, zero past the list, and the list is counted kChunk
+// at a time. Distinct values need no check for equal ones, which costs
+// rank_gathered a reduction after its count. warp_rank_keys ranks so the
+// few candidates of rows of 2 slots (4 to 8 for k = 4), 4 at a time, and
+// the flavoured kernels' rows of 16 slots, 8 at a time. Measured on the
+// H200 with rank_gathered instead: Qwen2-MoE (E60 k4) M4096 +0.29 us;
+// bf16 logits at E512 M4096 +1.2 us and M1 +0.10, Kimi-K2 (E384) M1
+// +0.11, while fp32 E512 with an expert map gained 0.07 us. (Chunks of 8
+// at 2 slots: Qwen2-MoE +0.28.)
+template <int kChunk>
 __device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
                                                    int lane, int32_t &id_out, uint32_t &key_out,
                                                    uint32_t &first_key) {
     int rank = 0;
 #pragma unroll 1
-    for (int j = 0; j < gathered; j += 4) {
+    for (int j = 0; j < gathered; j += kChunk) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) rank = add_if_greater(rank, scratch.chosen[j + i], mine);
+        for (int i = 0; i < kChunk; ++i) rank = add_if_greater(rank, scratch.chosen[j + i], mine);
     }
     __syncwarp();
     if (lane < gathered && rank < n_select) scratch.chosen[rank] = mine;
@@ -336,14 +341,14 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
         warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
         return;
     }
-    if constexpr (S <= 2) {
+    if constexpr (S <= 2 || S == 16) {  // rank_gathered_wide says why
         if (lane >= gathered) scratch.chosen[lane] = 0u;  // rank_gathered_wide's padding
 #pragma unroll
         for (int i = 0; i < S; ++i)
             if ((is_candidate >> i) & 1u) scratch.chosen[at++] = rank_value(key[i], i * 32 + lane);
         __syncwarp();
         const uint64_t mine = lane < gathered ? scratch.chosen[lane] : 0u;
-        rank_gathered_wide(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
+        rank_gathered_wide<S <= 2 ? 4 : 8>(scratch, mine, gathered, n_select, lane, id_out, key_out, first_key);
         return;
     }
     if (lane >= gathered) scratch.gathered.value[lane] = kNoCandidateKey;  // rank_gathered's padding
