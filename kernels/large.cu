@@ -72,9 +72,10 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     // one of two addresses (rows of kMaxExperts). The loads carry their own
     // predicates (load_relaxed_if_below), which keeps each address one
     // offset in every row width. Only the grid's groups are read: every CTA
-    // reads these words at once, and their bytes, not their latency, bound
-    // the read (on the H200 about 1 us at E512 M4096, where 128 CTAs read
-    // 21 words an expert on average, 16 of them group sums).
+    // reads these words at once, about 1 us at E512 M4096 on the H200 when
+    // all 16 group rows were read (128 CTAs, 21 words an expert on
+    // average); the grid's 12 alone took 0.1 us off. 16-bit fields, half
+    // the bytes, measured slower (bench/RESULTS.md).
     const uint32_t *group_row = set + kWsSetGroupSumsWord + e;
     const uint32_t *member_row = set + kWsSetMemberCountsWord + g.first * kMaxExperts + e;
     uint32_t all, arrived;
