@@ -62,14 +62,11 @@ __device__ __forceinline__ void send_count(uint32_t *set, const CtaGroup &g, int
 
 // Thread e < L: the call-wide count of expert e and the count of the CTAs
 // before this one, from the group sums and this group's member rows, read
-// until every one of them is complete. The count before this CTA places
-// this CTA's pairs only: for an expert it holds none of (count 0) the
-// member rows are not read, and *earlier is not meaningful. (At E512
-// M4096 a CTA holds about 240 of the 512 experts, at M512 about 73.)
-__device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup &g, int32_t count, int32_t *total,
+// until every one of them is complete.
+__device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup &g, int32_t *total,
                                             int32_t *earlier) {
     const int e = threadIdx.x;
-    const int members_before = count > 0 ? static_cast<int>(blockIdx.x) - g.first : 0;
+    const int members_before = blockIdx.x - g.first;
     // This code runs once per call, so its size (fetched cold) costs more
     // than its instruction count: every word sits at a constant offset from
     // one of two addresses (rows of kMaxExperts). The loads carry their own
@@ -142,7 +139,7 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
                 }
                 __syncthreads();
             }
-            if (e < L) read_counts(set, g, count, total, earlier);
+            if (e < L) read_counts(set, g, total, earlier);
             // Expert 0's sums are complete: every CTA has sent its counts.
             if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(phase_word, (phase_bit ^ 1u) << 31);
             // The other set, for the next call: no CTA of this call uses it.

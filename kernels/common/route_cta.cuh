@@ -273,7 +273,7 @@ __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShare
 
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
 // positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
-// before this one hold (read only where this CTA holds some). This phase and the next run once per call, their
+// before this one hold. This phase and the next run once per call, their
 // code fetched cold: their loops stay rolled (#pragma unroll 1), since an
 // unrolled copy costs more instruction fetches than the loop steps it saves
 // (the token loop's steps wait on one another through `running` anyway).
