@@ -61,27 +61,6 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
     return s;
 }
 
-// The plain kernels' next row, when `load`, into a slice that holds an
-// earlier fp32 row (from load_row_slice): slots past the candidates load
-// nothing and keep the -inf they hold, where load_row_slice sets it again,
-// a move a slot every token. Predicated loads rather than a branch around
-// them: in one basic block with the ranking of the row before, they issue
-// before that ranking waits for its row (behind a branch, the compiler
-// moved the ranking's first steps ahead of them, so each row's loads
-// waited for the row before to arrive).
-template <int S>
-__device__ __forceinline__ void reload_row_slice(const char *row, int n_candidates, int lane, bool load,
-                                                 RowSlice<S> &s) {
-    const float *r = reinterpret_cast<const float *>(row) + lane;
-    const int slots_in_row = (n_candidates - lane + 31) >> 5;  // slot_in_row's bound
-    const int slots_loaded = load ? (S > 1 ? max(slots_in_row, S / 2) : slots_in_row) : 0;
-#pragma unroll
-    for (int i = 0; i < S; ++i)
-        asm("{\n\t.reg .pred p;\n\tsetp.lt.s32 p, %2, %3;\n\t@p ld.global.nc.f32 %0, [%1];\n\t}"
-            : "+f"(s.value[i])
-            : "l"(r + i * 32), "r"(i), "r"(slots_loaded));
-}
-
 // Ranking keys: the logits, or with a correction bias fl(sigmoid(L) + b).
 template <int S>
 __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,

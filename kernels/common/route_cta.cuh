@@ -234,20 +234,14 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         // loaded row is copied from the next row's registers to the
         // current one's (16 moves a token at 16 slots). Two tokens a step
         // measured on the H200: E512 M16384 -0.24 us, E256 M8192 -0.16 us.
-        RowSlice<S> other = next;  // its slots past the candidates hold -inf
+        RowSlice<S> other;
         float other_shared = 0.0f;
-        const auto reload_token = [&](int32_t t, RowSlice<S> &row, float &shared_logit) {
-            const char *row_bytes = token_row<false>(a, t);
-            const bool load = t < range.end;
-            reload_row_slice<S>(row_bytes, n_candidates, lane, load, row);
-            if (kShared && load) shared_logit = load_logit<false>(a, row_bytes, shared_id);
-        };
 #pragma unroll 1
         for (int32_t t = range.begin;; t += 2) {
-            reload_token(t + 1, other, other_shared);
+            if (t + 1 < range.end) load_token(t + 1, other, other_shared);
             rank_token(t, next, next_shared);
             if (t + 1 >= range.end) break;
-            reload_token(t + 2, next, next_shared);
+            if (t + 2 < range.end) load_token(t + 2, next, next_shared);
             rank_token(t + 1, other, other_shared);
             if (t + 2 >= range.end) break;
         }
