@@ -61,25 +61,6 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
     return s;
 }
 
-// The plain kernels' next fp32 row into a slice that holds an earlier one
-// (from load_row_slice): slots past the candidates load nothing and keep
-// the -inf they hold, where load_row_slice sets it again, a move a slot
-// every token.
-template <int S>
-__device__ __forceinline__ void reload_row_slice(const char *row, int n_candidates, int lane, RowSlice<S> &s) {
-    const float *r = reinterpret_cast<const float *>(row) + lane;
-    const int slots_in_row = (n_candidates - lane + 31) >> 5;  // slot_in_row's bound
-#pragma unroll
-    for (int i = 0; i < S; ++i) {
-        if (S > 1 && i < S / 2)
-            s.value[i] = __ldg(r + i * 32);
-        else
-            asm("{\n\t.reg .pred p;\n\tsetp.lt.s32 p, %2, %3;\n\t@p ld.global.nc.f32 %0, [%1];\n\t}"
-                : "+f"(s.value[i])
-                : "l"(r + i * 32), "r"(i), "r"(slots_in_row));
-    }
-}
-
 // Ranking keys: the logits, or with a correction bias fl(sigmoid(L) + b).
 template <int S>
 __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,

@@ -219,43 +219,31 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     };
     // The next row's loads stay conditional: loading a row again after the
     // last token measured 2.5 us slower at M16384 (the warp then waits for
-    // that load when memory is busiest); so did predicating them rather
-    // than branching around them (+1.6 us, every warp then has two rows in
-    // flight).
-    if constexpr (!kFlavoured && S >= kLogitThresholdMinSlots) {
-        // Rows of 16 slots, two tokens a loop step, each row in its own
-        // registers: no row is copied from the next row's registers to the
-        // current one's, and slots past the candidates keep the -inf of the
-        // first load (reload_row_slice), 24 instructions a token less.
-        // Measured on the H200 against one buffer: E512 M4096 -0.12 us,
-        // M512 -0.06. Rows of 8 slots and fewer measured slower so (E256
-        // M8192 +0.07): they keep the one buffer below.
-        RowSlice<S> other = next;  // its slots past the candidates hold -inf
-        float other_shared = 0.0f;
-        const auto reload_token = [&](int32_t t, RowSlice<S> &row, float &shared_logit) {
-            const char *row_bytes = token_row<false>(a, t);
-            reload_row_slice<S>(row_bytes, n_candidates, lane, row);
-            if (kShared) shared_logit = load_logit<false>(a, row_bytes, shared_id);
-        };
+    // that load when memory is busiest).
+    if constexpr (kFlavoured) {
+        // One token per loop step: two would spill.
 #pragma unroll 1
-        for (int32_t t = range.begin;; t += 2) {
-            if (t + 1 < range.end) reload_token(t + 1, other, other_shared);
-            rank_token(t, next, next_shared);
-            if (t + 1 >= range.end) break;
-            if (t + 2 < range.end) reload_token(t + 2, next, next_shared);
-            rank_token(t + 1, other, other_shared);
-            if (t + 2 >= range.end) break;
-        }
-    } else {
-        // Two tokens per loop step in the plain kernels, measured on the
-        // H200: E512 M16384 -0.24 us, E256 M8192 -0.16 us. The flavoured
-        // kernels keep one: two would spill.
-#pragma unroll (kFlavoured ? 1 : 2)
         for (int32_t t = range.begin; t < range.end; ++t) {
             const RowSlice<S> current = next;
             const float shared_logit = next_shared;
             if (t + 1 < range.end) load_token(t + 1, next, next_shared);
             rank_token(t, current, shared_logit);
+        }
+    } else {
+        // Two tokens per loop step, each row in its own registers, so no
+        // loaded row is copied from the next row's registers to the
+        // current one's (16 moves a token at 16 slots). Two tokens a step
+        // measured on the H200: E512 M16384 -0.24 us, E256 M8192 -0.16 us.
+        RowSlice<S> other;
+        float other_shared = 0.0f;
+#pragma unroll 1
+        for (int32_t t = range.begin;; t += 2) {
+            if (t + 1 < range.end) load_token(t + 1, other, other_shared);
+            rank_token(t, next, next_shared);
+            if (t + 1 >= range.end) break;
+            if (t + 2 < range.end) load_token(t + 2, next, next_shared);
+            rank_token(t + 1, other, other_shared);
+            if (t + 2 >= range.end) break;
         }
     }
 }
