@@ -79,6 +79,7 @@ static const flavour kFlavours[] = {
     {"expert parallelism, local range", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE},
     {"expert parallelism, expert map", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
     {"deepseek-v3 on bf16 with an expert map", 256, 8, BIAS, SIG, BF16, 8, 4, 2.5f, EP_MAP},
+    {"sigmoid, bias, 16 groups of 32 keep 3", 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE},
     {"sigmoid, fp16, local range, scaled", 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE},
 };
 
@@ -378,6 +379,39 @@ static void gpu_flavours_few_tokens(void **state) {
     report("one to 16 tokens");
 }
 
+/* One token of more than 128 experts, which the tiny kernel's CTA ranks
+ * (one expert a thread; groups of 32 a warp each) unless the call needs
+ * the general rounds, and then warp 0 alone: every flavour at every such
+ * E and a few k, each logit and bias pattern (ties and non-finite values
+ * take the rounds), the shared expert where the flavour allows it. */
+static void gpu_flavours_one_token(void **state) {
+    (void)state;
+    test_rng rng = case_rng(107);
+    static const int32_t experts[] = {129, 160, 256, 257, 384, 512};
+    static const int32_t top_ks[] = {1, 8, 10, 16};
+    int idx = 0;
+    for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
+        const flavour *f = &kFlavours[fi];
+        for (int ei = 0; ei < COUNT(experts); ++ei) {
+            for (int ki = 0; ki < COUNT(top_ks); ++ki) {
+                const int32_t E = f->E ? f->E : experts[ei];
+                const int32_t k = f->k ? f->k : top_ks[ki];
+                if ((f->E && (ei > 0 || ki > 0)) || !k_valid(f, E, k)) continue;
+                for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p, ++idx) {
+                    route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], 1, 1 + (int32_t)rng_below(&rng, 20),
+                                    idx % 2 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u,
+                                    idx % 3 == 0 ? ALPHAMOE_SPECIALIZATION_AUTO : ALPHAMOE_SPECIALIZATION_TINY,
+                                    (logit_pattern)p, (bias_pattern)(idx % BIAS_PATTERN_COUNT), (idx / 2) % 2};
+                    if (f->scoring == SMX && f->groups == 0 && k >= 2 && idx % 2 == 1)
+                        c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                    run_case(&c, &rng);
+                }
+            }
+        }
+    }
+    report("one token of more than 128 experts");
+}
+
 /* Non-finite and adversarial logits and biases, through every
  * specialization. */
 static void gpu_flavours_nonfinite(void **state) {
@@ -549,6 +583,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_specializations_agree, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_optional_outputs_and_tail, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_few_tokens, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_one_token, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),
     };

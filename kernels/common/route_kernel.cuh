@@ -108,6 +108,8 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     bool cta_ranked = false;  // one_token_select.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared>(a, sh);
+    } else if constexpr (kFlavoured && kSlots >= kCtaRankMinFlavouredSlots) {
+        if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
     if (!cta_ranked) {
         prefetch_first_row<kFlavoured>(a, warp_range);
