@@ -59,12 +59,13 @@ typedef struct flavour_shape {
 } flavour_shape;
 
 static const flavour_shape kFlavourShapes[] = {
-    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3},   {256, 128, 8, 64, FLAVOUR_DEEPSEEK_V3},
-    {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3}, {384, 1, 8, 64, FLAVOUR_KIMI_K2},
-    {384, 4096, 8, 64, FLAVOUR_KIMI_K2},     {60, 1, 4, 64, FLAVOUR_QWEN2_MOE},
-    {60, 4096, 4, 64, FLAVOUR_QWEN2_MOE},    {16, 1, 1, 64, FLAVOUR_LLAMA4},
-    {16, 4096, 1, 64, FLAVOUR_LLAMA4},       {512, 1, 10, 8, FLAVOUR_BF16},
-    {512, 4096, 10, 64, FLAVOUR_BF16},       {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP},
+    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3},    {256, 8, 8, 64, FLAVOUR_DEEPSEEK_V3},
+    {256, 128, 8, 64, FLAVOUR_DEEPSEEK_V3},  {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3},
+    {384, 1, 8, 64, FLAVOUR_KIMI_K2},        {384, 4096, 8, 64, FLAVOUR_KIMI_K2},
+    {60, 1, 4, 64, FLAVOUR_QWEN2_MOE},       {60, 4096, 4, 64, FLAVOUR_QWEN2_MOE},
+    {16, 1, 1, 64, FLAVOUR_LLAMA4},          {16, 4096, 1, 64, FLAVOUR_LLAMA4},
+    {512, 1, 10, 8, FLAVOUR_BF16},           {512, 4096, 10, 64, FLAVOUR_BF16},
+    {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {
@@ -81,6 +82,14 @@ static void make_shape(const base_shape *b, bool shared, bench_shape *s) {
 }
 
 void shape_table(bench_shape out[SHAPE_COUNT]) {
+    /* SHAPE_COUNT is written by hand: a table that no longer matches it
+     * stops here, before a shape is written past the end. */
+    size_t count = sizeof(kFlavourShapes) / sizeof(kFlavourShapes[0]);
+    for (size_t i = 0; i < sizeof(kBases) / sizeof(kBases[0]); ++i) count += kBases[i].experts == 512 ? 2 : 1;
+    if (count != SHAPE_COUNT) {
+        fprintf(stderr, "alphamoe-bench: %zu shapes in the tables, SHAPE_COUNT is %d\n", count, SHAPE_COUNT);
+        abort();
+    }
     int32_t n = 0;
     for (size_t i = 0; i < sizeof(kBases) / sizeof(kBases[0]); ++i) {
         make_shape(&kBases[i], false, &out[n++]);

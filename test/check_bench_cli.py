@@ -15,7 +15,8 @@ SHAPES = [
 ]
 # The routing flavours, each at its model's shape, after the shapes above.
 FLAVOUR_SHAPES = [
-    (256, 1, 8, 64, 'deepseek-v3'), (256, 128, 8, 64, 'deepseek-v3'), (256, 4096, 8, 64, 'deepseek-v3'),
+    (256, 1, 8, 64, 'deepseek-v3'), (256, 8, 8, 64, 'deepseek-v3'), (256, 128, 8, 64, 'deepseek-v3'),
+    (256, 4096, 8, 64, 'deepseek-v3'),
     (384, 1, 8, 64, 'kimi-k2'), (384, 4096, 8, 64, 'kimi-k2'), (60, 1, 4, 64, 'qwen2-moe'),
     (60, 4096, 4, 64, 'qwen2-moe'), (16, 1, 1, 64, 'llama4'), (16, 4096, 1, 64, 'llama4'),
     (512, 1, 10, 8, 'bf16'), (512, 4096, 10, 64, 'bf16'), (512, 4096, 10, 64, 'ep-map64'),

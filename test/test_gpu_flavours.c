@@ -379,12 +379,13 @@ static void gpu_flavours_few_tokens(void **state) {
     report("one to 16 tokens");
 }
 
-/* One token of more than 128 experts, which the tiny kernel's CTA ranks
- * (one expert a thread; groups of 32 a warp each) unless the call needs
- * the general rounds, and then warp 0 alone: every flavour at every such
- * E and a few k, each logit and bias pattern (ties and non-finite values
- * take the rounds), the shared expert where the flavour allows it. */
-static void gpu_flavours_one_token(void **state) {
+/* 1 to 16 tokens of more than 128 experts, which the tiny kernel's CTA
+ * ranks (one expert a thread; groups of 32 a warp each) unless a token
+ * needs the general rounds, and then a warp a token: every flavour at
+ * every such E and a few k, each logit and bias pattern (ties and
+ * non-finite values take the rounds), one token and 2 to 16, the shared
+ * expert where the flavour allows it. */
+static void gpu_flavours_wide_rows_few_tokens(void **state) {
     (void)state;
     test_rng rng = case_rng(107);
     static const int32_t experts[] = {129, 160, 256, 257, 384, 512};
@@ -397,19 +398,22 @@ static void gpu_flavours_one_token(void **state) {
                 const int32_t E = f->E ? f->E : experts[ei];
                 const int32_t k = f->k ? f->k : top_ks[ki];
                 if ((f->E && (ei > 0 || ki > 0)) || !k_valid(f, E, k)) continue;
-                for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p, ++idx) {
-                    route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], 1, 1 + (int32_t)rng_below(&rng, 20),
-                                    idx % 2 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u,
-                                    idx % 3 == 0 ? ALPHAMOE_SPECIALIZATION_AUTO : ALPHAMOE_SPECIALIZATION_TINY,
-                                    (logit_pattern)p, (bias_pattern)(idx % BIAS_PATTERN_COUNT), (idx / 2) % 2};
-                    if (f->scoring == SMX && f->groups == 0 && k >= 2 && idx % 2 == 1)
-                        c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
-                    run_case(&c, &rng);
+                for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p) {
+                    for (int many = 0; many < 2; ++many, ++idx) {
+                        const int32_t M = many ? 2 + idx % 15 : 1;
+                        route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], M,
+                                        M + (int32_t)rng_below(&rng, 20), idx % 2 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u,
+                                        idx % 3 == 0 ? ALPHAMOE_SPECIALIZATION_AUTO : ALPHAMOE_SPECIALIZATION_TINY,
+                                        (logit_pattern)p, (bias_pattern)(idx % BIAS_PATTERN_COUNT), (idx / 2) % 2};
+                        if (f->scoring == SMX && f->groups == 0 && k >= 2 && idx % 4 >= 2)
+                            c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                        run_case(&c, &rng);
+                    }
                 }
             }
         }
     }
-    report("one token of more than 128 experts");
+    report("1 to 16 tokens of more than 128 experts");
 }
 
 /* Non-finite and adversarial logits and biases, through every
@@ -583,7 +587,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_specializations_agree, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_optional_outputs_and_tail, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_few_tokens, reset_counts),
-        cmocka_unit_test_setup(gpu_flavours_one_token, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_wide_rows_few_tokens, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),
     };
