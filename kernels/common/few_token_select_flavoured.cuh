@@ -18,24 +18,25 @@ namespace alphamoe {
 // few-token call (more than 128 experts).
 constexpr int kCtaRankMinFlavouredSlots = 8;
 
-// The keys of the thread's tokens, as flavour_keys: every exponential of
-// the sigmoids first, then every division, so that the tokens' chains
-// overlap.
+// The keys of the thread's first `own` tokens, as flavour_keys: every
+// exponential of the sigmoids first, then every division, so that the
+// tokens' chains overlap. No step runs for a token past them, whose key
+// is never read.
 template <int N>
 __device__ __forceinline__ void flavour_keys_of_tokens(const RouteArgs &a, const float (&logit)[N], float bias,
-                                                       const bool (&held)[N], uint32_t (&key)[N]) {
+                                                       bool candidate, int own, uint32_t (&key)[N]) {
     if (!(a.flags & kFlagCorrectionBias)) {
 #pragma unroll
-        for (int j = 0; j < N; ++j) key[j] = held[j] ? ordered_key(logit[j]) : kNoCandidateKey;
+        for (int j = 0; j < N && j < own; ++j) key[j] = candidate ? ordered_key(logit[j]) : kNoCandidateKey;
         return;
     }
     float e[N];
 #pragma unroll
-    for (int j = 0; j < N; ++j) e[j] = alphamoe_sigmoid_exp(logit[j]);
+    for (int j = 0; j < N && j < own; ++j) e[j] = alphamoe_sigmoid_exp(logit[j]);
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-        key[j] = held[j] ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid_finish(logit[j], e[j]), bias))
-                         : kNoCandidateKey;
+    for (int j = 0; j < N && j < own; ++j)
+        key[j] = candidate ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid_finish(logit[j], e[j]), bias))
+                           : kNoCandidateKey;
 }
 
 // Every thread of the CTA calls it, for a call of 1 to 16 tokens of a
@@ -77,13 +78,13 @@ __device__ __forceinline__ bool select_few_tokens_by_cta_flavoured(const RouteAr
     const int set_warp = expert >> 5;  // warp g of a set holds group g
     const RankedExperts r = ranked_experts<kShared>(a);
     const bool candidate = expert < r.n_candidates;
-    bool held[kTokensPerThread];  // token set + kSets j is a call token and expert a candidate
+    // Token set + kSets j is the thread's j-th, of `own`: its steps run in
+    // every lane of a warp or in none.
+    const int own = (M - set + kSets - 1) / kSets;
     float logit[kTokensPerThread];
 #pragma unroll
-    for (int j = 0; j < kTokensPerThread; ++j) {
-        held[j] = candidate && set + kSets * j < M;
-        logit[j] = held[j] ? load_logit<true>(a, token_row<true>(a, set + kSets * j), expert) : 0.0f;
-    }
+    for (int j = 0; j < kTokensPerThread && j < own; ++j)
+        logit[j] = candidate ? load_logit<true>(a, token_row<true>(a, set + kSets * j), expert) : 0.0f;
     const float bias = candidate && (a.flags & kFlagCorrectionBias) ? __ldg(a.correction_bias + expert) : 0.0f;
     const float shared_logit = kShared && warp < M ? load_logit<true>(a, token_row<true>(a, warp), r.shared_id) : 0.0f;
     if (M > 1) clear_token_masks(sh);
@@ -99,9 +100,7 @@ __device__ __forceinline__ bool select_few_tokens_by_cta_flavoured(const RouteAr
     static_assert(sizeof(sh.warp_counts) >= 1296 * sizeof(uint32_t), "the per-token words fit");
 
     uint32_t key[kTokensPerThread];
-    flavour_keys_of_tokens(a, logit, bias, held, key);
-    // Token set + kSets j is the thread's j-th: its steps run in every
-    // lane of a warp or in none.
+    flavour_keys_of_tokens(a, logit, bias, candidate, own, key);
     if (grouped) {  // no shared expert with groups
         const bool pair_sum = (a.flags & kFlagCorrectionBias) != 0;
 #pragma unroll
