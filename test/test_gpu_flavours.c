@@ -379,12 +379,12 @@ static void gpu_flavours_few_tokens(void **state) {
     report("one to 16 tokens");
 }
 
-/* 1 to 16 tokens of more than 128 experts, which the tiny kernel's CTA
- * ranks (one expert a thread; groups of 32 a warp each) unless a token
- * needs the general rounds, and then a warp a token: every flavour at
- * every such E and a few k, each logit and bias pattern (ties and
- * non-finite values take the rounds), one token and 2 to 16, the shared
- * expert where the flavour allows it. */
+/* 1 to 16 tokens of more than 128 experts: one token the tiny kernel's
+ * CTA ranks (one expert a thread; groups of 32 a warp each) unless it
+ * needs the general rounds, and then warp 0 alone; 2 to 16 tokens a warp
+ * each. Every flavour at every such E and a few k, each logit and bias
+ * pattern (ties and non-finite values take the rounds), the shared expert
+ * where the flavour allows it. */
 static void gpu_flavours_wide_rows_few_tokens(void **state) {
     (void)state;
     test_rng rng = case_rng(107);

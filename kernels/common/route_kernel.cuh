@@ -7,8 +7,8 @@
 #include "common/dependent_launch.cuh"
 #include "common/grid_barrier.cuh"
 #include "common/few_token_plan.cuh"
-#include "common/few_token_select_flavoured.cuh"
 #include "common/one_token_select.cuh"
+#include "common/one_token_select_flavoured.cuh"
 #include "common/route_cta.cuh"
 
 namespace alphamoe {
@@ -106,11 +106,11 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
     const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
-    bool cta_ranked = false;  // one_token_select.cuh, few_token_select_flavoured.cuh
+    bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared>(a, sh);
     } else if constexpr (kFlavoured && kSlots >= kCtaRankMinFlavouredSlots) {
-        if (few_token_plan) cta_ranked = select_few_tokens_by_cta_flavoured<kSlots, kShared>(a, sh);
+        if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
     if (!cta_ranked) {
         prefetch_first_row<kFlavoured>(a, warp_range);
