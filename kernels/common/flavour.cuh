@@ -97,6 +97,21 @@ __device__ __forceinline__ uint32_t group_score(uint32_t best, uint32_t second, 
     return ordered_key(alphamoe_group_pair_score(key_value(top), key_value(runner_up)));
 }
 
+// The groups kept: bit g for each of the best `kept` of `groups` score
+// keys, lane g < groups holding group g's; equal scores rank the lower
+// group first. Only the groups there are (8 for DeepSeek-V3, not the 32
+// a lane could hold): the loop is in the per-token instructions of large
+// calls.
+__device__ __forceinline__ uint32_t best_groups(uint32_t my_group, int groups, int kept, int lane) {
+    int ahead = 0;
+#pragma unroll 4
+    for (int j = 0; j < groups; ++j) {
+        const uint32_t other = __shfl_sync(kFullMask, my_group, j);
+        ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
+    }
+    return __ballot_sync(kFullMask, lane < groups && ahead < kept);
+}
+
 // Grouped selection: only experts of the token's best topk_groups groups
 // stay candidates. A group's score is its best key, or with a correction
 // bias fl(best + second best); equal scores rank the lower group first and
@@ -147,16 +162,7 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
             if (lane == g) my_group = score;
         }
     }
-    // Only the groups there are (8 for DeepSeek-V3, not the 32 a lane
-    // could hold): the loop is in the per-token instructions of large
-    // calls.
-    int ahead = 0;
-#pragma unroll 4
-    for (int j = 0; j < groups; ++j) {
-        const uint32_t other = __shfl_sync(kFullMask, my_group, j);
-        ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
-    }
-    const uint32_t kept = __ballot_sync(kFullMask, lane < groups && ahead < a.topk_groups);
+    const uint32_t kept = best_groups(my_group, groups, a.topk_groups, lane);
 #pragma unroll
     for (int i = 0; i < S; ++i)
         if (group_of[i] >= 0 && !((kept >> group_of[i]) & 1u)) key[i] = kNoCandidateKey;

@@ -3,7 +3,10 @@
 // a sigmoid with its division, a correction bias, the group scores, cost
 // warp 0 many times a plain row's when it takes them over all its slots;
 // here thread t holds expert t's key and takes them once. The ranking
-// that follows is one_token_select.cuh's, over keys rather than logits.
+// that follows is one_token_select.cuh's, over keys rather than logits;
+// its counting and gathering steps are written out in both files, since
+// with them in one shared function ptxas laid out the plain kernels
+// anew (bench/RESULTS.md, 2026-12-01, run 1).
 #ifndef ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_FLAVOURED_CUH
 #define ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_FLAVOURED_CUH
 
@@ -68,14 +71,8 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
         if (lane == 0) group_scores[warp] = score;
         __syncthreads();
         const int groups = a.num_groups;
-        const uint32_t mine = lane < groups ? group_scores[lane] : kNoCandidateKey;
-        int ahead = 0;
-#pragma unroll 4
-        for (int j = 0; j < groups; ++j) {
-            const uint32_t other = __shfl_sync(kFullMask, mine, j);
-            ahead += (other > mine || (other == mine && j < lane)) ? 1 : 0;
-        }
-        const uint32_t kept = __ballot_sync(kFullMask, lane < groups && ahead < a.topk_groups);
+        const uint32_t kept =
+            best_groups(lane < groups ? group_scores[lane] : kNoCandidateKey, groups, a.topk_groups, lane);
         if (!((kept >> warp) & 1u)) key = kNoCandidateKey;
     }
     uint32_t most = key;
