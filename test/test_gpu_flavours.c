@@ -79,6 +79,10 @@ static const flavour kFlavours[] = {
     {"expert parallelism, local range", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE},
     {"expert parallelism, expert map", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
     {"deepseek-v3 on bf16 with an expert map", 256, 8, BIAS, SIG, BF16, 8, 4, 2.5f, EP_MAP},
+    /* 16 groups of 32: at one token the CTA ranks the first (16 maxima of
+     * 16 experts in the kept groups, k = 10); the second keeps too few
+     * (6 maxima) and hands the token to warp 0. */
+    {"sigmoid, bias, 16 groups of 32 keep 8", 512, 10, BIAS, SIG, F32, 16, 8, 1.0f, EP_NONE},
     {"sigmoid, bias, 16 groups of 32 keep 3", 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE},
     {"sigmoid, fp16, local range, scaled", 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE},
 };
