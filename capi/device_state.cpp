@@ -21,11 +21,19 @@ struct Slot {
 struct Kernels {
     alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
     CUkernel kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    CUkernel one_token_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::one_token_kernels
 };
 
 // The entry point of kernel k for row width w: <entry point>_w<slots>.
 void width_entry_point(const EmbeddedKernel &k, int w, char *out, size_t size) {
     snprintf(out, size, "%s_w%d", k.entry_point, 1 << w);
+}
+
+// Whether kernel i has a one-token entry point for row width w,
+// <entry point>_one_token_w<slots>.
+bool has_one_token_entry(int i, int w) {
+    return (1 << w) >= kOneTokenEntryMinSlots && (i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, false, true) ||
+                                                  i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
 }
 
 Kernels g_kernels;
@@ -51,6 +59,10 @@ void setup_once() {
             char name[96];
             width_entry_point(k, w, name, sizeof name);
             r = d.LibraryGetKernel(&g_kernels.kernel[i][w], library, name);
+            if (r == CUDA_SUCCESS && has_one_token_entry(i, w)) {
+                snprintf(name, sizeof name, "%s_one_token_w%d", k.entry_point, 1 << w);
+                r = d.LibraryGetKernel(&g_kernels.one_token_kernel[i][w], library, name);
+            }
         }
         g_kernels.status[i] = status_from_cuda(r);
     }
@@ -134,6 +146,12 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
             if (r == CUDA_SUCCESS)
                 r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads,
                                                                 static_cast<size_t>(st->dynamic_smem[i][w]));
+            // A one-token entry point launches one CTA: it needs its image
+            // loaded, not an occupancy.
+            st->one_token_kernels[i][w] = g_kernels.one_token_kernel[i][w];
+            CUfunction one_token = nullptr;
+            if (r == CUDA_SUCCESS && st->one_token_kernels[i][w] != nullptr)
+                r = d.KernelGetFunction(&one_token, st->one_token_kernels[i][w]);
             if (r != CUDA_SUCCESS) return status_from_cuda(r);
             if (occupancy < min_occupancy) min_occupancy = occupancy;
         }

@@ -15,6 +15,9 @@ struct DeviceState {
     alphamoe_device_attributes attributes;
     // Context-independent handles, per kernel and row width (route_args.h).
     CUkernel kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    // The flavoured tiny kernel's one-token entry points, from
+    // kOneTokenEntryMinSlots on (route_args.h); null everywhere else.
+    CUkernel one_token_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     // Dynamic shared memory each launch reserves (none is used): the large
     // kernels' reservation keeps a second CTA off an SM (one_cta_per_sm).
     int32_t dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];

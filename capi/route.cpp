@@ -90,7 +90,11 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     const int32_t candidates = shared_expert(router) ? router.params.num_experts - 1 : router.params.num_experts;
     const int index = kernel_index(sel.specialization, shared_expert(router), routes_a_flavour(router.params));
     const int width = row_width_index(candidates);
-    const CUkernel kernel = st.kernels[index][width];
+    // A one-token call of the flavoured tiny kernel goes to its one-token
+    // entry point where there is one. Where its CTA ranking steps aside (an
+    // expert map, say), that entry point ranks the token as the other does.
+    const CUkernel one_token = args.num_tokens == 1 ? st.one_token_kernels[index][width] : nullptr;
+    const CUkernel kernel = one_token != nullptr ? one_token : st.kernels[index][width];
     cfg.sharedMemBytes = static_cast<unsigned>(st.dynamic_smem[index][width]);
     // A CUkernel launches as a CUfunction in the stream's context.
     return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);

@@ -33,6 +33,12 @@ ALPHAMOE_HOST_DEVICE inline int row_width_index(int32_t n_candidates) {
     return slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4;
 }
 
+// The flavoured tiny kernel's one-token entry points, <kernel>_one_token_w<slots>,
+// exist for rows of at least this many slots: there the CTA ranks a
+// one-token call (one_token_select_flavoured.cuh). They are entry points
+// of their own so that the other calls' code stays as it is without them.
+constexpr int kOneTokenEntryMinSlots = 8;
+
 // The workspace holds per-CTA expert counts for at most this many CTAs.
 constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable

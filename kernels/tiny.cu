@@ -6,16 +6,26 @@ using namespace alphamoe;
 
 namespace {
 
-template <int kSlots>
+template <int kSlots, bool kOneTokenEntry = false>
 __device__ __forceinline__ void tiny(const RouteArgs &a) {
     __shared__ CtaShared sh;
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, true>(a, sh, [](int32_t count, int32_t *total,
-                                                                         int32_t *earlier) {
-        *total = count;
-        *earlier = 0;
-    });
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, true, kOneTokenEntry>(
+        a, sh, [](int32_t count, int32_t *total, int32_t *earlier) {
+            *total = count;
+            *earlier = 0;
+        });
+}
+
+template <int kSlots>
+__device__ __forceinline__ void tiny_one_token(const RouteArgs &a) {
+    tiny<kSlots, true>(a);
 }
 
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(tiny, tiny)
+#if ALPHAMOE_FLAVOURED
+static_assert(kOneTokenEntryMinSlots == 8, "the one-token entry points below");
+ALPHAMOE_ONE_TOKEN_KERNEL(tiny, 8, tiny_one_token)
+ALPHAMOE_ONE_TOKEN_KERNEL(tiny, 16, tiny_one_token)
+#endif

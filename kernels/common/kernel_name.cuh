@@ -35,6 +35,14 @@
     ALPHAMOE_WIDTH_KERNEL(family, 8, body)                                                   \
     ALPHAMOE_WIDTH_KERNEL(family, 16, body)
 
+// The flavoured tiny kernel's one-token entry points, named
+// <kernel>_one_token_w<slots> (kOneTokenEntryMinSlots in route_args.h).
+#define ALPHAMOE_ONE_TOKEN_KERNEL(family, slots, body)                                       \
+    extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1)                 \
+        ALPHAMOE_CONCAT(ALPHAMOE_KERNEL_NAME(family), ALPHAMOE_CONCAT(_one_token_w, slots))(const alphamoe::RouteArgs a) { \
+        body<slots>(a);                                                                      \
+    }
+
 namespace alphamoe {
 constexpr bool kSharedExpert = ALPHAMOE_SHARED_EXPERT != 0;
 constexpr bool kFlavoured = ALPHAMOE_FLAVOURED != 0;

@@ -16,8 +16,8 @@
 namespace alphamoe {
 
 // The fewest slots per lane for which the flavoured kernels' CTA ranks one
-// token (more than 128 experts).
-constexpr int kCtaRankMinFlavouredSlots = 8;
+// token (more than 128 experts): their one-token entry points.
+constexpr int kCtaRankMinFlavouredSlots = kOneTokenEntryMinSlots;
 
 // Expert e's ranking key from its logit x: x itself, or with a correction
 // bias fl(sigmoid(x) + bias), as flavour_keys.

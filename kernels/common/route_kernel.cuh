@@ -83,9 +83,10 @@ struct NoEarlyReads {
 // plan of a call of at most one token per warp, every expert planned, as
 // few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
 // kSlots: the row width, slots per lane (the host chose the entry point
-// by row_width_index).
-template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, typename Exchange,
-          typename EarlyReads = NoEarlyReads>
+// by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
+// one-token entry point, where the CTA ranks a one-token call.
+template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
+          typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
@@ -109,7 +110,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared>(a, sh);
-    } else if constexpr (kFlavoured && kSlots >= kCtaRankMinFlavouredSlots) {
+    } else if constexpr (kFlavoured && kOneTokenEntry && kSlots >= kCtaRankMinFlavouredSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
     if (!cta_ranked) {
