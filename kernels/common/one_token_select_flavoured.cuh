@@ -15,10 +15,6 @@
 
 namespace alphamoe {
 
-// The fewest slots per lane for which the flavoured kernels' CTA ranks one
-// token (more than 128 experts): their one-token entry points.
-constexpr int kCtaRankMinFlavouredSlots = kOneTokenEntryMinSlots;
-
 // Expert e's ranking key from its logit x: x itself, or with a correction
 // bias fl(sigmoid(x) + bias), as flavour_keys.
 __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, float bias) {
@@ -43,7 +39,7 @@ __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, flo
 // results.
 template <int S, bool kShared>
 __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArgs &a, CtaShared &sh) {
-    static_assert(S >= kCtaRankMinFlavouredSlots && S <= 16 && kWarpsPerBlock == 16,
+    static_assert(S >= kOneTokenEntryMinSlots && S <= 16 && kWarpsPerBlock == 16,
                   "32 maxima of S experts, one expert a thread");
     const bool grouped = a.num_groups > 1;
     if (((a.flags & kFlagNoRenormalize) && !(a.flags & kFlagSigmoid)) ||
