@@ -485,15 +485,21 @@ __device__ __forceinline__ float reciprocal_of_normal(float x) {
 // lane of the warp must call it. Chosen lanes are 0..k-1 with k <= 16, so a
 // butterfly over 16 lanes sums them, and it gives every lane the same bits
 // (float addition commutes), so a weight depends only on the logits.
+// The finite and the infinite case are both computed and one is chosen at
+// the end: branching on `largest` first put two branches on every token's
+// path, about as long as the steps they skip (clock stamps on the H200).
 __device__ __forceinline__ float warp_gate_weight(float logit, bool active, float largest) {
     const bool counted = active && !isnan(logit);
-    if (largest == INFINITY) {
-        const bool is_inf = counted && logit == INFINITY;
-        const int n_inf = __popc(__ballot_sync(kFullMask, is_inf));
-        return is_inf ? 1.0f / static_cast<float>(n_inf) : 0.0f;
-    }
-    if (!(largest > -INFINITY)) return 0.0f;  // every chosen logit is -inf or NaN
-    const float e = counted ? expf(logit - largest) : 0.0f;
+    // largest == +inf: the +inf logits share weight 1 (n of them, 1 / n
+    // rounded as the IEEE division rounds it).
+    const bool is_inf = counted && logit == INFINITY;
+    const int n_inf = __popc(__ballot_sync(kFullMask, is_inf));
+    const float inf_weight = is_inf ? reciprocal_of_normal(static_cast<float>(n_inf)) : 0.0f;
+    // Finite largest. (Elsewhere e and the sum may be NaN or inf; the
+    // choice below drops them.)
+    // In every lane, then chosen: no branch around it.
+    const float any_e = expf(logit - largest);
+    const float e = counted ? any_e : 0.0f;
     float sum = e;
 #pragma unroll
     for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
@@ -502,7 +508,9 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     // in reciprocal_of_normal's range. A rounded reciprocal and a product
     // are within 1.5 ulp of the quotient, and unlike the IEEE division take
     // no slow path where e is 0.
-    return e * reciprocal_of_normal(fmaxf(sum, 1.0f));
+    const float finite_weight = e * reciprocal_of_normal(fmaxf(sum, 1.0f));
+    if (largest == INFINITY) return inf_weight;
+    return largest > -INFINITY ? finite_weight : 0.0f;  // else every chosen logit is -inf or NaN
 }
 
 }  // namespace alphamoe
