@@ -102,7 +102,8 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     }
     int32_t id = 0, own_id;
     uint32_t chosen_key = kNoCandidateKey, first_key;
-    const int rank = rank_gathered<uint32_t>(scratch, gathered, r.n_select, lane, own_id, id, chosen_key, first_key);
+    const int rank = rank_gathered<uint32_t, /*kCountInSteps=*/true>(scratch, gathered, r.n_select, lane, own_id, id,
+                                                                  chosen_key, first_key);
     // In id order, as one_token_select.cuh places them.
     const bool chosen = lane < gathered && rank < r.n_select;
     const uint32_t chosen_lanes = __ballot_sync(kFullMask, chosen);

@@ -217,7 +217,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
             flavour_keys(a, current, n_candidates, lane, key);
             if (a.num_groups > 1) keep_best_groups(a, lane, key);
-            warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
+            warp_rank_keys<S, /*kCountInSteps=*/true>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
+                                                      first_key);
             chosen = key_value(chosen_key);
             largest = key_value(first_key);
         } else {

@@ -212,6 +212,27 @@ __device__ __forceinline__ uint32_t count_greater_16(const uint4 *quads, T mine)
     return (count[0] + count[1]) + (count[2] + count[3]);
 }
 
+// The same count over the list's first `gathered` entries, eight (two
+// 16-byte loads) a loop step.
+template <typename T>
+__device__ __forceinline__ uint32_t count_greater_in_steps(const uint4 *quads, int gathered, T mine) {
+    uint32_t low = 0, high = 0;  // two chains of adds, each half as long
+#pragma unroll 1
+    for (int j = 0; j < gathered; j += 8) {
+        const uint4 a = quads[j / 4];
+        const uint4 b = quads[j / 4 + 1];
+        low = add_if_greater(low, value_from_bits<T>(a.x), mine);
+        low = add_if_greater(low, value_from_bits<T>(a.y), mine);
+        low = add_if_greater(low, value_from_bits<T>(a.z), mine);
+        low = add_if_greater(low, value_from_bits<T>(a.w), mine);
+        high = add_if_greater(high, value_from_bits<T>(b.x), mine);
+        high = add_if_greater(high, value_from_bits<T>(b.y), mine);
+        high = add_if_greater(high, value_from_bits<T>(b.z), mine);
+        high = add_if_greater(high, value_from_bits<T>(b.w), mine);
+    }
+    return low + high;
+}
+
 // Ranks the candidates gathered in scratch.gathered, lane l < gathered
 // holding candidate l: each candidate's rank is the number ranked ahead of
 // it (a larger value, or an equal value and a lower id), and lane
@@ -220,26 +241,33 @@ __device__ __forceinline__ uint32_t count_greater_16(const uint4 *quads, T mine)
 // (meaningful for lanes below gathered). From gathered to the end of the
 // list (32 entries) the values must be below every candidate's: -inf below
 // logits above it, key 0 below keys above it. The padding then never
-// counts, so the list is counted 16 entries (four 16-byte loads) at a
-// time with no remainder steps.
+// counts, so the list is counted in whole 16-byte loads with no remainder
+// steps.
 // Values compare in 32 bits and the count is of larger values only; where
 // two candidates are equal (one reduction of the ranks tells), each then
 // also counts the equal ones of lower id. A value and an id as one 64-bit
 // rank value (rank_gathered_wide) take a 64-bit load and a two-instruction
 // comparison per candidate: measured on the H200 against those, E512
 // M16384 -0.23 us, E256 M1 -0.22, DeepSeek-V3 M1 -0.23.
-template <typename T>
+// kCountInSteps: the flavoured kernels count eight entries a loop step
+// (count_greater_in_steps); the plain kernels count sixteen with no loop,
+// and the next sixteen only where the list reaches them. In clock stamps on
+// the H200 the loop, branching back after each step, took about twice as
+// long; but in the flavoured kernels sixteen at a time measured DeepSeek-V3
+// at 8 tokens 0.15 us slower (bench/RESULTS.md).
+template <typename T, bool kCountInSteps = false>
 __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered, int n_select, int lane,
                                              int32_t &own_id, int32_t &id_out, T &value_out, T &first_value) {
     const T mine = value_from_bits<T>(scratch.gathered.value[lane]);
     own_id = static_cast<int32_t>(scratch.gathered.id[lane]);
     const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.gathered.value);
-    // Sixteen entries with no loop, and the next sixteen only where the
-    // list reaches them: a loop of eight entries a step, branching back
-    // after each, took about twice as long (clock stamps on the H200,
-    // bench/RESULTS.md).
-    uint32_t rank = count_greater_16<T>(quads, mine);
-    if (gathered > 16) rank += count_greater_16<T>(quads + 4, mine);
+    uint32_t rank;
+    if constexpr (kCountInSteps) {
+        rank = count_greater_in_steps<T>(quads, gathered, mine);
+    } else {
+        rank = count_greater_16<T>(quads, mine);
+        if (gathered > 16) rank += count_greater_16<T>(quads + 4, mine);
+    }
     // Distinct values take the ranks 0 .. gathered - 1, which sum to
     // gathered (gathered - 1) / 2; equal values share the lowest of theirs,
     // so any equality makes the sum fall short. (A vote by __match_any_sync
@@ -321,7 +349,7 @@ __device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_
 // each finds its rank by counting the candidates ahead of it. Otherwise
 // (many equal keys) the general rounds run. Both give the contract's order
 // exactly.
-template <int S>
+template <int S, bool kCountInSteps = false>
 __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select, int lane,
                                                RankScratch &scratch, int32_t &id_out,
                                                uint32_t &key_out, uint32_t &first_key) {
@@ -369,7 +397,7 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     }
     __syncwarp();
     int32_t own_id;
-    rank_gathered<uint32_t>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
+    rank_gathered<uint32_t, kCountInSteps>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
 }
 
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
