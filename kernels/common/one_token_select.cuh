@@ -79,16 +79,18 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     // its id among the token's) is the number of chosen ones before it; the
     // shared expert, the largest id, takes the last block.
     const bool chosen = lane < gathered && rank < n_select;
-    const uint32_t chosen_lanes = __ballot_sync(kFullMask, chosen);
-    if (chosen)
-        write_one_token_block(a, __popc(chosen_lanes & ((1u << lane) - 1u)), own_id, rank);
-    if (kShared && lane == n_select) write_one_token_block(a, n_select, shared_id, n_select);
-    // No warp counts: the block starts above place the pairs (pair_ids
+    const int32_t block = __popc(__ballot_sync(kFullMask, chosen) & ((1u << lane) - 1u));
+    // No warp counts: the block starts below place the pairs (pair_ids
     // serve the optional expert table). The plain softmax reads no row
     // slice.
     const RowSlice<S> unread = {};
     write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_logit, largest,
                                    /*count_pairs=*/false);
+    // The block starts after the token's weights: stores under a branch
+    // before them would hold the weights' steps behind the vote the stores
+    // wait for.
+    if (chosen) write_one_token_block(a, block, own_id, rank);
+    if (kShared && lane == n_select) write_one_token_block(a, n_select, shared_id, n_select);
     return true;
 }
 

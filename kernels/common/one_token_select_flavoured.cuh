@@ -106,13 +106,14 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
                                                                   chosen_key, first_key);
     // In id order, as one_token_select.cuh places them.
     const bool chosen = lane < gathered && rank < r.n_select;
-    const uint32_t chosen_lanes = __ballot_sync(kFullMask, chosen);
-    if (chosen) write_one_token_block(a, __popc(chosen_lanes & ((1u << lane) - 1u)), own_id, rank);
-    if (kShared && lane == r.n_select) write_one_token_block(a, r.n_select, r.shared_id, r.n_select);
+    const int32_t block = __popc(__ballot_sync(kFullMask, chosen) & ((1u << lane) - 1u));
     // The weights this ranking serves read no row slice.
     const RowSlice<S> unread = {};
     write_token<S, kShared, true>(a, sh, 0, 0, unread, shared_logit, id, key_value(chosen_key), key_value(first_key),
                                   /*count_pairs=*/false);
+    // After the token, as in one_token_select.cuh.
+    if (chosen) write_one_token_block(a, block, own_id, rank);
+    if (kShared && lane == r.n_select) write_one_token_block(a, r.n_select, r.shared_id, r.n_select);
     return true;
 }
 
