@@ -233,38 +233,6 @@ __device__ __forceinline__ uint32_t count_greater_in_steps(const uint4 *quads, i
     return low + high;
 }
 
-// Adds to rank the candidates equal to mine with a lower id: rank_gathered's
-// count where two values are equal.
-template <typename T>
-__device__ __forceinline__ void count_equal_below(const RankScratch &scratch, int gathered, T mine, int32_t own_id,
-                                                  uint32_t &rank) {
-#pragma unroll 1
-    for (int j = 0; j < gathered; ++j)
-        rank += value_from_bits<T>(scratch.gathered.value[j]) == mine &&
-                        static_cast<int32_t>(scratch.gathered.id[j]) < own_id
-                    ? 1u
-                    : 0u;
-}
-
-// Puts each candidate ranked below n_select at its rank in scratch.chosen
-// (over the gathered list, which every lane has read), and gives lane
-// r < n_select the r-th id and value, every lane the first's value.
-template <typename T>
-__device__ __forceinline__ void place_by_rank(RankScratch &scratch, uint32_t rank, int gathered, int n_select,
-                                              int lane, int32_t own_id, T mine, int32_t &id_out, T &value_out,
-                                              T &first_value) {
-    __syncwarp();
-    if (lane < gathered && rank < static_cast<uint32_t>(n_select))
-        scratch.chosen[rank] = (static_cast<uint64_t>(static_cast<uint32_t>(own_id)) << 32) | value_bits(mine);
-    __syncwarp();
-    if (lane < n_select) {
-        const uint64_t chosen = scratch.chosen[lane];
-        value_out = value_from_bits<T>(static_cast<uint32_t>(chosen));
-        id_out = static_cast<int32_t>(chosen >> 32);
-    }
-    first_value = value_from_bits<T>(static_cast<uint32_t>(scratch.chosen[0]));
-}
-
 // Ranks the candidates gathered in scratch.gathered, lane l < gathered
 // holding candidate l: each candidate's rank is the number ranked ahead of
 // it (a larger value, or an equal value and a lower id), and lane
@@ -305,26 +273,24 @@ __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered,
     // so any equality makes the sum fall short. (A vote by __match_any_sync
     // before the count cost far more: E60 M4096 +0.95 us.)
     const uint32_t rank_sum = __reduce_add_sync(kFullMask, lane < gathered ? rank : 0u);
-    const bool distinct = rank_sum == static_cast<uint32_t>(gathered) * static_cast<uint32_t>(gathered - 1) / 2u;
-    if constexpr (kCountInSteps) {
-        if (!distinct) count_equal_below(scratch, gathered, mine, own_id, rank);
-        place_by_rank<T>(scratch, rank, gathered, n_select, lane, own_id, mine, id_out, value_out, first_value);
-    } else {
-        // Placed as if the values were distinct while the reduction is in
-        // flight; where they are not (rarely), the list is written back
-        // from the lanes' registers, and the equal ones are counted and
-        // placed again. (The reduction, then the placement, put both
-        // round trips on every token's path.)
-        place_by_rank<T>(scratch, rank, gathered, n_select, lane, own_id, mine, id_out, value_out, first_value);
-        if (!distinct) {
-            __syncwarp();
-            scratch.gathered.value[lane] = value_bits(mine);
-            scratch.gathered.id[lane] = static_cast<uint32_t>(own_id);
-            __syncwarp();
-            count_equal_below(scratch, gathered, mine, own_id, rank);
-            place_by_rank<T>(scratch, rank, gathered, n_select, lane, own_id, mine, id_out, value_out, first_value);
-        }
+    if (rank_sum != static_cast<uint32_t>(gathered) * static_cast<uint32_t>(gathered - 1) / 2u) {
+#pragma unroll 1
+        for (int j = 0; j < gathered; ++j)
+            rank += value_from_bits<T>(scratch.gathered.value[j]) == mine &&
+                            static_cast<int32_t>(scratch.gathered.id[j]) < own_id
+                        ? 1u
+                        : 0u;
     }
+    __syncwarp();
+    if (lane < gathered && rank < static_cast<uint32_t>(n_select))
+        scratch.chosen[rank] = (static_cast<uint64_t>(static_cast<uint32_t>(own_id)) << 32) | value_bits(mine);
+    __syncwarp();
+    if (lane < n_select) {
+        const uint64_t chosen = scratch.chosen[lane];
+        value_out = value_from_bits<T>(static_cast<uint32_t>(chosen));
+        id_out = static_cast<int32_t>(chosen >> 32);
+    }
+    first_value = value_from_bits<T>(static_cast<uint32_t>(scratch.chosen[0]));
     __syncwarp();  // the scratch is reused by the warp's next token
     return static_cast<int>(rank);
 }
