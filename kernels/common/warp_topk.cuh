@@ -523,9 +523,9 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     const bool is_inf = counted && logit == INFINITY;
     const int n_inf = __popc(__ballot_sync(kFullMask, is_inf));
     const float inf_weight = is_inf ? reciprocal_of_normal(static_cast<float>(n_inf)) : 0.0f;
-    // Finite largest. (Elsewhere e and the sum may be NaN or inf; the
-    // choice below drops them.)
-    // In every lane, then chosen: no branch around it.
+    // Finite largest: the exponential in every lane, then chosen, so that
+    // no branch goes around it. (Where largest is not finite, e and the
+    // sum may be NaN or inf; the choice at the end drops them.)
     const float any_e = expf(logit - largest);
     const float e = counted ? any_e : 0.0f;
     float sum = e;
