@@ -196,19 +196,22 @@ __device__ __forceinline__ uint32_t add_if_greater(uint32_t count, uint32_t x, u
     return count;
 }
 
+// count plus how many of the four values of v exceed mine, in one chain.
+template <typename T>
+__device__ __forceinline__ uint32_t add_greater_of_quad(uint32_t count, uint4 v, T mine) {
+    count = add_if_greater(count, value_from_bits<T>(v.x), mine);
+    count = add_if_greater(count, value_from_bits<T>(v.y), mine);
+    count = add_if_greater(count, value_from_bits<T>(v.z), mine);
+    return add_if_greater(count, value_from_bits<T>(v.w), mine);
+}
+
 // How many of the 16 values at quads (four 16-byte loads) exceed mine, in
 // four chains of adds.
 template <typename T>
 __device__ __forceinline__ uint32_t count_greater_16(const uint4 *quads, T mine) {
-    uint32_t count[4] = {0, 0, 0, 0};
+    uint32_t count[4];
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const uint4 v = quads[q];
-        count[q] = add_if_greater(count[q], value_from_bits<T>(v.x), mine);
-        count[q] = add_if_greater(count[q], value_from_bits<T>(v.y), mine);
-        count[q] = add_if_greater(count[q], value_from_bits<T>(v.z), mine);
-        count[q] = add_if_greater(count[q], value_from_bits<T>(v.w), mine);
-    }
+    for (int q = 0; q < 4; ++q) count[q] = add_greater_of_quad<T>(0u, quads[q], mine);
     return (count[0] + count[1]) + (count[2] + count[3]);
 }
 
@@ -221,14 +224,8 @@ __device__ __forceinline__ uint32_t count_greater_in_steps(const uint4 *quads, i
     for (int j = 0; j < gathered; j += 8) {
         const uint4 a = quads[j / 4];
         const uint4 b = quads[j / 4 + 1];
-        low = add_if_greater(low, value_from_bits<T>(a.x), mine);
-        low = add_if_greater(low, value_from_bits<T>(a.y), mine);
-        low = add_if_greater(low, value_from_bits<T>(a.z), mine);
-        low = add_if_greater(low, value_from_bits<T>(a.w), mine);
-        high = add_if_greater(high, value_from_bits<T>(b.x), mine);
-        high = add_if_greater(high, value_from_bits<T>(b.y), mine);
-        high = add_if_greater(high, value_from_bits<T>(b.z), mine);
-        high = add_if_greater(high, value_from_bits<T>(b.w), mine);
+        low = add_greater_of_quad<T>(low, a, mine);
+        high = add_greater_of_quad<T>(high, b, mine);
     }
     return low + high;
 }
