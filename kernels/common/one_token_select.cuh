@@ -1,11 +1,8 @@
 // One token ranked by the whole CTA: the plain kernels' tiny path with more
-// than 256 candidates (16 slots per lane). Warp 0 alone would load 16
-// logits per lane and find their maximum before the bound; here each
-// thread loads one expert's logit, each warp finds the maximum of its 32,
-// and after one CTA barrier warp 0 has the bound's 16 maxima and the row,
-// from shared memory. The other warps then write the plan's padding.
-// (Sharing the candidates' counting and gathering among the warps too
-// took two more barriers, slower: bench/RESULTS.md.)
+// than 256 candidates (16 slots per lane). Warp 0 alone would hold 16
+// logits per lane and take each step of warp_rank_row over all 16; here
+// warp w holds experts 32w .. 32w + 31, one per lane, and the CTA's 16
+// warps share those steps, at the price of three CTA barriers.
 #ifndef ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_CUH
 #define ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_CUH
 
@@ -20,24 +17,18 @@ namespace alphamoe {
 // (bench/RESULTS.md).
 constexpr int kCtaRankMinSlots = 16;
 
-// Word of one_token_row that holds the expert's logit.
-__device__ __forceinline__ int one_token_row_word(int expert) {
-    return (expert >> 4) * kOneTokenRowLaneWords + (expert & 15);
-}
-
 // Every thread of the CTA calls it, for token 0 of a one-token plan. The
 // bound on the chosen keys is warp_rank_row's, with the warps' maxima as
-// its 16 groups of 32 experts. Warp 0 gathers the candidates that reach
-// it, in id order, ranks them (rank_gathered) and writes the token and its
-// block starts; the other warps write the plan's padding and return true.
-// Where warp_rank_row would take its general rounds (more than 32
-// candidates, or a bound at or below -inf), warp 0 returns false, having
-// written nothing: the caller then has it select the token as for any
-// other call, with the same results, and the same padding.
+// its 16 groups of 32 experts. The candidates that reach it are gathered
+// in warp 0's scratch, in id order, and warp 0 ranks them (rank_gathered)
+// and writes the token and its block starts, while the other warps write
+// the plan's padding. Where warp_rank_row would take its general rounds
+// (more than 32 candidates, or a bound at or below -inf), it returns false
+// in every thread, having written nothing: the caller then selects the
+// token as for any other call, with the same results.
 template <int S, bool kShared>
 __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaShared &sh) {
     static_assert(S >= kCtaRankMinSlots && kWarpsPerBlock == 16, "a warp's maximum per group of 32 experts");
-    static_assert(kOneTokenRowWords >= kBlockThreads / 16 * kOneTokenRowLaneWords, "a word for every thread");
     const int expert = threadIdx.x;
     const int lane = expert & 31;
     const int warp = expert >> 5;
@@ -47,37 +38,40 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     // Past the candidates -inf, as load_row_slice holds there.
     const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;
     const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
-    // Warp 1 ranks nothing here: its scratch holds the warps' maxima.
+    // Warp 1 ranks nothing here: its scratch holds the warps' maxima and
+    // their candidate counts.
     uint32_t *warp_maxima = sh.rank_scratch[1].gathered.value;
+    uint32_t *warp_candidates = sh.rank_scratch[1].gathered.id;
     RankScratch &scratch = sh.rank_scratch[0];
 
     // The key of the warp's largest logit that is not NaN (a NaN's key is
     // below every other), as warp_rank_row's maximum by fmaxf.
-    sh.one_token_row[one_token_row_word(expert)] = logit;
-    const uint32_t warp_max = __reduce_max_sync(kFullMask, ordered_key(logit));
+    const uint32_t key = ordered_key(logit);
+    const uint32_t warp_max = __reduce_max_sync(kFullMask, key);
     if (lane == 0) warp_maxima[warp] = warp_max;
+    __syncthreads();
+    const uint32_t bound = warp_nth_largest_bound<16>(warp_maxima[lane & 15], n_select, lane);
+    const float threshold = key_value(bound);
+    const bool reaches = logit >= threshold;  // never for NaN
+    const uint32_t reaching = __ballot_sync(kFullMask, reaches);
+    if (lane == 0) warp_candidates[warp] = __popc(reaching);
+    __syncthreads();
+    const uint32_t count = lane < kWarpsPerBlock ? warp_candidates[lane] : 0u;
+    const int32_t before = static_cast<int32_t>(__reduce_add_sync(kFullMask, lane < warp ? count : 0u));
+    const int32_t gathered = static_cast<int32_t>(__reduce_add_sync(kFullMask, count));
+    // The same in every thread; warp 1's scratch is not read again.
+    if (bound <= ordered_key(-INFINITY) || gathered > 32) return false;
+    if (reaches) {
+        const int32_t at = before + __popc(reaching & ((1u << lane) - 1u));
+        scratch.gathered.value[at] = __float_as_uint(logit);
+        scratch.gathered.id[at] = static_cast<uint32_t>(expert);
+    }
+    if (warp == 0 && lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
     __syncthreads();
     if (warp != 0) {
         write_one_token_padding(a, expert - 32, kBlockThreads - 32);
         return true;
     }
-    const uint32_t bound = warp_nth_largest_bound<16>(warp_maxima[lane & 15], n_select, lane);
-    float value[16];
-    const float4 *run = reinterpret_cast<const float4 *>(sh.one_token_row + lane * kOneTokenRowLaneWords);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-        const float4 v = run[q];
-        value[4 * q] = v.x;
-        value[4 * q + 1] = v.y;
-        value[4 * q + 2] = v.z;
-        value[4 * q + 3] = v.w;
-    }
-    const float threshold = key_value(bound);
-    const ReachingCounts reaching = count_reaching<16>(value, threshold, lane);
-    // The same in every lane of warp 0.
-    if (bound <= ordered_key(-INFINITY) || reaching.gathered > 32) return false;
-    gather_reaching<16, /*kSlotIdStep=*/1, /*kLaneIdStep=*/16>(value, threshold, reaching, lane, scratch);
-    const int gathered = reaching.gathered;
     int32_t id = 0, own_id;
     float chosen_logit = 0.0f, largest;
     const int rank = rank_gathered<float>(scratch, gathered, n_select, lane, own_id, id, chosen_logit, largest);

@@ -27,21 +27,10 @@ namespace alphamoe {
 constexpr int kPairIdsPerWarp = 160;
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
 
-// The row of a one-token call as the CTA ranking keeps it: lane l of warp
-// 0 reads experts 16 l .. 16 l + 15 as four 16-byte words, from a run of
-// 20 words. The 4 words between runs put the 8 lanes of each phase of a
-// 16-byte load in distinct banks; runs of 16 would put 4 in each of two.
-constexpr int kOneTokenRowLaneWords = 20;
-constexpr int kOneTokenRowWords = 32 * kOneTokenRowLaneWords;
-
 struct CtaShared {
-    union {
-        // Per warp and expert: pairs counted in phase 1, then the warp's
-        // running position inside the CTA's share of the expert's group.
-        int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
-        // A one-token call's row, for the CTA ranking (one_token_select.cuh).
-        alignas(16) float one_token_row[kOneTokenRowWords];
-    };
+    // Per warp and expert: pairs counted in phase 1, then the warp's running
+    // position inside the CTA's share of the expert's group.
+    int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
     // The warp's chosen ids in pair order, from the first pair of its range.
     int16_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
     union {

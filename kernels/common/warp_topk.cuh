@@ -406,63 +406,6 @@ __device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
     return mask;
 }
 
-// The logits of a lane's S slots that reach a threshold: how many in each
-// half of the slots, and where the lane's first goes in the warp's list of
-// them (lane order) and the list's length. Counted as integer masks (0 or
-// ~0), and compared again where the candidates are gathered: cheaper than
-// keeping a bit mask of them. The two halves of the slots apart, so that
-// each half gathers through its own address: two chains of S / 2 steps,
-// not one of S.
-struct ReachingCounts {
-    uint32_t low;  // in slots 0 .. S/2 - 1
-    int32_t at;
-    int32_t gathered;
-};
-template <int S>
-__device__ __forceinline__ ReachingCounts count_reaching(const float (&value)[S], float threshold, int lane) {
-    constexpr int kHalf = S / 2;
-    uint32_t count_low = 0, count_high = 0;
-#pragma unroll
-    for (int i = 0; i < kHalf; ++i) {
-        count_low -= reaches_mask(value[i], threshold);
-        count_high -= reaches_mask(value[kHalf + i], threshold);
-    }
-    ReachingCounts c;
-    c.low = count_low;
-    warp_exclusive_sum_of_counts(count_low + count_high, lane, &c.at, &c.gathered, 5);
-    return c;
-}
-
-// Gathers the logits that reach the threshold into scratch.gathered as
-// logit bits and id, in lane order and slot order inside a lane, and pads
-// the list with -inf (rank_gathered's padding); slot i of the lane is
-// expert i * kSlotIdStep + lane * kLaneIdStep. The list must fit (c.gathered
-// <= 32). A moving address per half: the id array is 32 words after the
-// values.
-template <int S, int kSlotIdStep, int kLaneIdStep>
-__device__ __forceinline__ void gather_reaching(const float (&value)[S], float threshold, ReachingCounts c,
-                                                int lane, RankScratch &scratch) {
-    static_assert(sizeof(scratch.gathered.value) == 32 * sizeof(uint32_t), "ids follow 32 values");
-    constexpr int kHalf = S / 2;
-    uint32_t *next_low = &scratch.gathered.value[c.at];
-    uint32_t *next_high = next_low + c.low;
-#pragma unroll
-    for (int i = 0; i < kHalf; ++i) {
-        if (value[i] >= threshold) {
-            next_low[0] = __float_as_uint(value[i]);
-            next_low[32] = static_cast<uint32_t>(i * kSlotIdStep + lane * kLaneIdStep);
-            ++next_low;
-        }
-        if (value[kHalf + i] >= threshold) {
-            next_high[0] = __float_as_uint(value[kHalf + i]);
-            next_high[32] = static_cast<uint32_t>((kHalf + i) * kSlotIdStep + lane * kLaneIdStep);
-            ++next_high;
-        }
-    }
-    if (lane >= c.gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
-    __syncwarp();
-}
-
 // The fewest slots per lane (E > 32 * (this / 2)) for which warp_rank_row
 // compares logits with a threshold: with fewer, the conversions it saves do
 // not pay for its extra steps (measured on the H200: E256, E128 slower).
@@ -502,12 +445,43 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         // key >= bound <=> logit >= threshold for every logit but NaN: keys
         // keep the order of logits (and merge the zeros, which compare equal).
         const float threshold = key_value(bound);
-        const ReachingCounts reaching = count_reaching<S>(row.value, threshold, lane);
-        if (bound > ordered_key(-INFINITY) && reaching.gathered <= 32) {
-            gather_reaching<S, /*kSlotIdStep=*/32, /*kLaneIdStep=*/1>(row.value, threshold, reaching, lane,
-                                                                     scratch);
+        // Counted as integer masks (0 or ~0), and compared again where the
+        // candidates are gathered: cheaper than keeping a bit mask of them.
+        // The two halves of the slots apart, so that each half gathers
+        // through its own address: two chains of S / 2 steps, not one of S.
+        constexpr int kHalf = S / 2;
+        uint32_t count_low = 0, count_high = 0;
+#pragma unroll
+        for (int i = 0; i < kHalf; ++i) {
+            count_low -= reaches_mask(row.value[i], threshold);
+            count_high -= reaches_mask(row.value[kHalf + i], threshold);
+        }
+        int32_t at, gathered;
+        warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, 5);
+        if (bound > ordered_key(-INFINITY) && gathered <= 32) {
+            // Gathered as logit bits and id, and ranked as logits: no slot
+            // and no candidate needs an ordering key. A moving address per
+            // half: the id array is 32 words after the logits.
+            static_assert(sizeof(scratch.gathered.value) == 32 * sizeof(uint32_t), "ids follow 32 values");
+            uint32_t *next_low = &scratch.gathered.value[at];
+            uint32_t *next_high = next_low + count_low;
+#pragma unroll
+            for (int i = 0; i < kHalf; ++i) {
+                if (row.value[i] >= threshold) {
+                    next_low[0] = __float_as_uint(row.value[i]);
+                    next_low[32] = static_cast<uint32_t>(i * 32 + lane);
+                    ++next_low;
+                }
+                if (row.value[kHalf + i] >= threshold) {
+                    next_high[0] = __float_as_uint(row.value[kHalf + i]);
+                    next_high[32] = static_cast<uint32_t>((kHalf + i) * 32 + lane);
+                    ++next_high;
+                }
+            }
+            if (lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
+            __syncwarp();
             int32_t own_id;
-            rank_gathered<float>(scratch, reaching.gathered, n_select, lane, own_id, id_out, logit_out, largest);
+            rank_gathered<float>(scratch, gathered, n_select, lane, own_id, id_out, logit_out, largest);
             return;
         }
     }
