@@ -38,8 +38,8 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     // Past the candidates -inf, as load_row_slice holds there.
     const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;
     const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
-    // Warp 1 ranks nothing here: its scratch holds the warps' maxima and
-    // their candidate counts.
+    // Warp 1 ranks nothing here: its scratch holds the warps' maxima (as
+    // the bound compares them) and their candidate counts.
     uint32_t *warp_maxima = sh.rank_scratch[1].gathered.value;
     uint32_t *warp_candidates = sh.rank_scratch[1].gathered.id;
     RankScratch &scratch = sh.rank_scratch[0];
@@ -48,9 +48,9 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     // below every other), as warp_rank_row's maximum by fmaxf.
     const uint32_t key = ordered_key(logit);
     const uint32_t warp_max = __reduce_max_sync(kFullMask, key);
-    if (lane == 0) warp_maxima[warp] = warp_max;
+    if (lane == 0) warp_maxima[warp] = bound_candidate<16>(warp_max, warp);
     __syncthreads();
-    const uint32_t bound = warp_nth_largest_bound<16>(warp_maxima[lane & 15], n_select, lane);
+    const uint32_t bound = shared_nth_largest_bound<16>(warp_maxima, n_select, lane);
     const float threshold = key_value(bound);
     const bool reaches = logit >= threshold;  // never for NaN
     const uint32_t reaching = __ballot_sync(kFullMask, reaches);

@@ -74,10 +74,10 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     uint32_t most = key;
 #pragma unroll
     for (int offset = S / 2; offset > 0; offset >>= 1) most = max(most, __shfl_xor_sync(kFullMask, most, offset));
-    if (lane % S == 0) maxima[expert / S] = most;
+    if (lane % S == 0) maxima[expert / S] = bound_candidate<32>(most, expert / S);
     __syncthreads();
     // Warps past the experts (S of them hold the row) compare nothing.
-    const uint32_t bound = warp < S ? warp_nth_largest_bound<32>(maxima[lane], r.n_select, lane) : ~0u;
+    const uint32_t bound = warp < S ? shared_nth_largest_bound<32>(maxima, r.n_select, lane) : ~0u;
     const bool reaches = key >= bound;
     const uint32_t reaching = __ballot_sync(kFullMask, reaches);
     if (lane == 0) warp_candidates[warp] = __popc(reaching);

@@ -122,11 +122,16 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
 // keys 8..15 where the lower half reads 0..7, and lanes l and l ^ 24 (the
 // same key) add their counts. 8 shuffles and 16 comparisons rather than 16
 // and 32.
+template <int kLanes>
+__device__ __forceinline__ uint32_t bound_candidate(uint32_t key, int i) {
+    return ((key >> 1) & ~31u) | static_cast<uint32_t>(kLanes - 1 - (i & (kLanes - 1)));
+}
+__device__ __forceinline__ uint32_t bound_of_candidate(uint32_t candidate) { return (candidate & ~31u) << 1; }
+
 template <int kLanes = 32>
 __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
     static_assert(kLanes == 16 || kLanes == 32, "the values fill the warp once or twice");
-    const uint32_t tag = static_cast<uint32_t>(kLanes - 1 - (lane & (kLanes - 1)));
-    uint32_t mine = ((key >> 1) & ~31u) | tag;
+    uint32_t mine = bound_candidate<kLanes>(key, lane);
     uint32_t above = 0;
     if constexpr (kLanes == 16) {
         const uint32_t swapped = __shfl_xor_sync(kFullMask, mine, 8);
@@ -139,7 +144,32 @@ __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, 
         for (int j = 0; j < kLanes; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
     }
     const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
-    return (__shfl_sync(kFullMask, mine, __ffs(holder) - 1) & ~31u) << 1;
+    return bound_of_candidate(__shfl_sync(kFullMask, mine, __ffs(holder) - 1));
+}
+
+// warp_nth_largest_bound's bound of kValues keys that lie in shared memory,
+// word i holding bound_candidate<kValues>(key i, i), 16-byte aligned: each
+// lane reads the values it compares with in 16-byte broadcast loads, where
+// the shuffles would cost a round trip each (with the CTA's every warp
+// computing the bound, all of them through the one shuffle unit). With 16
+// keys lane l holds key l & 15 and compares it with keys 8 (l >> 4) .. + 7,
+// and lanes l and l ^ 16 add their counts; with 32, lane l compares key l
+// with all 32.
+template <int kValues>
+__device__ __forceinline__ uint32_t shared_nth_largest_bound(const uint32_t *candidates, int n, int lane) {
+    static_assert(kValues == 16 || kValues == 32, "a key per lane or per pair of lanes");
+    constexpr int kCompared = kValues == 16 ? 8 : 32;
+    const uint32_t mine = candidates[lane & (kValues - 1)];
+    const uint4 *compared = reinterpret_cast<const uint4 *>(candidates) + (kValues == 16 ? (lane >> 4) * 2 : 0);
+    uint32_t above = 0;
+#pragma unroll
+    for (int q = 0; q < kCompared / 4; ++q) {
+        const uint4 c = compared[q];
+        above += ((mine - c.x) >> 31) + ((mine - c.y) >> 31) + ((mine - c.z) >> 31) + ((mine - c.w) >> 31);
+    }
+    if constexpr (kValues == 16) above += __shfl_xor_sync(kFullMask, above, 16);
+    const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
+    return bound_of_candidate(__shfl_sync(kFullMask, mine, __ffs(holder) - 1));
 }
 
 // warp_exclusive_sum_below_32 of each lane's count of candidates, below
