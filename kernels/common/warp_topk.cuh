@@ -196,6 +196,22 @@ struct alignas(16) RankScratch {
     };
 };
 
+// warp_nth_largest_bound's bound of 32 keys, one a lane, through the
+// warp's scratch: the lanes store their keys as the bound compares them and
+// read them back (shared_nth_largest_bound), where 32 shuffles would each
+// be a round trip through the shuffle unit the SM's warps share. Measured
+// on the H200 (bench/RESULTS.md): E256 M1 -0.03 us, M8192 -0.07. (The 16
+// keys of warp_rank_row's bound kept their shuffles: the same way was
+// 0.03 us slower at E512 M4096 and M16384.) The scratch is free again when
+// it returns.
+__device__ __forceinline__ uint32_t scratch_nth_largest_bound(RankScratch &scratch, uint32_t key, int n, int lane) {
+    scratch.gathered.value[lane] = bound_candidate<32>(key, lane);
+    __syncwarp();
+    const uint32_t bound = shared_nth_largest_bound<32>(scratch.gathered.value, n, lane);
+    __syncwarp();  // read before the gathering overwrites them
+    return bound;
+}
+
 // What rank_gathered ranks: logits (float), or ordering keys (uint32_t,
 // ordered_key), kept in the scratch as their bits.
 __device__ __forceinline__ uint32_t value_bits(float x) { return __float_as_uint(x); }
@@ -388,7 +404,7 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     uint32_t lane_best = key[0];
 #pragma unroll
     for (int i = 1; i < S; ++i) lane_best = max(lane_best, key[i]);
-    const uint32_t threshold = warp_nth_largest_bound(lane_best, n_select, lane);
+    const uint32_t threshold = scratch_nth_largest_bound(scratch, lane_best, n_select, lane);
     uint32_t is_candidate = 0;  // bit i: key[i] reaches the threshold
 #pragma unroll
     for (int i = 0; i < S; ++i) is_candidate |= key[i] >= threshold ? 1u << i : 0u;
