@@ -202,13 +202,12 @@ __device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_
 // Sigmoid scoring: the score of each active lane's logit (NaN counts 0),
 // divided by the chosen scores' sum unless not renormalizing (a zero sum
 // gives 0). Chosen lanes are 0..k-1, k <= 16.
-__device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool renormalize) {
+__device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool renormalize,
+                                                float *sum_terms = nullptr) {
     float s = active ? alphamoe_sigmoid(logit) : 0.0f;
     if (isnan(s)) s = 0.0f;
     if (!renormalize) return s;
-    float sum = s;
-#pragma unroll
-    for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
+    const float sum = sum_terms ? sum_of_16_lanes(s, sum_terms) : sum_of_16_lanes(s);
     return sum > 0.0f ? s / sum : 0.0f;
 }
 

@@ -109,14 +109,14 @@ __device__ __forceinline__ RankedExperts ranked_experts(const RouteArgs &a) {
 template <int S, bool kShared>
 __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
                                              int lane, float shared_logit, float logit, bool active,
-                                             float largest_chosen) {
+                                             float largest_chosen, float *sum_terms) {
     float weight;
     if (a.flags & kFlagSigmoid)
-        weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize));
+        weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize), sum_terms);
     else if (a.flags & kFlagNoRenormalize)
         weight = full_row_softmax(row, n_candidates, lane, kShared, shared_logit, logit, active);
     else
-        weight = warp_gate_weight(logit, active, largest_chosen);
+        weight = warp_gate_weight(logit, active, largest_chosen, sum_terms);
     return a.scale == 1.0f ? weight : weight * a.scale;
 }
 
@@ -125,11 +125,13 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // local id in pair_ids (pair j of the warp's range). id, chosen, largest:
 // the ranking's results (warp_rank_row's; with the flavours the keys'
 // values, key_value). row: the token's logits as the lane holds them (the
-// flavours' full softmax reads them).
+// flavours' full softmax reads them). sum_terms: where given, the weights'
+// sum is taken through these 16 words of shared memory (sum_of_16_lanes).
 template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
-                                            float chosen, float largest, bool count_pairs) {
+                                            float chosen, float largest, bool count_pairs,
+                                            float *sum_terms = nullptr) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
@@ -149,8 +151,8 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
     }
     const bool active = lane < k;
     const float weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit,
-                                                              active, largest)
-                                    : warp_gate_weight(logit, active, largest);
+                                                              active, largest, sum_terms)
+                                    : warp_gate_weight(logit, active, largest, sum_terms);
     if (active) {
         const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
         a.topk_ids[p] = id;

@@ -538,6 +538,35 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
     largest = key_value(first_key);
 }
 
+// The sum of x over lanes 0..15, with the same bits in each of them: a
+// butterfly (xor 8, 4, 2, 1), so that every lane adds the same pairs.
+// Lanes 16..31 sum their own 16.
+__device__ __forceinline__ float sum_of_16_lanes(float x) {
+#pragma unroll
+    for (int offset = 8; offset > 0; offset >>= 1) x += __shfl_xor_sync(kFullMask, x, offset);
+    return x;
+}
+
+// The same bits, in every lane, through 16 words of the warp's shared
+// memory (16-byte aligned, free until the next __syncwarp): the terms are
+// stored, read back in four 16-byte loads, and added pair by pair as the
+// butterfly adds them. One store and one load on the chain, where the
+// butterfly takes four shuffles one after the other: where the token's
+// outputs are all that is left of the call (the one-token rankings).
+__device__ __forceinline__ float sum_of_16_lanes(float x, float *terms) {
+    const int lane = threadIdx.x & 31;
+    if (lane < 16) terms[lane] = x;
+    __syncwarp();
+    const float4 *quads = reinterpret_cast<const float4 *>(terms);
+    const float4 t0 = quads[0], t1 = quads[1], t2 = quads[2], t3 = quads[3];
+    // Offset 8: term j and term j + 8.
+    const float a0 = t0.x + t2.x, a1 = t0.y + t2.y, a2 = t0.z + t2.z, a3 = t0.w + t2.w;
+    const float a4 = t1.x + t3.x, a5 = t1.y + t3.y, a6 = t1.z + t3.z, a7 = t1.w + t3.w;
+    // Offsets 4, 2 and 1.
+    const float b0 = a0 + a4, b1 = a1 + a5, b2 = a2 + a6, b3 = a3 + a7;
+    return (b0 + b2) + (b1 + b3);
+}
+
 // 1 / x rounded to nearest for normal x below 2^126, with __frcp_rn's
 // bits: its fast path alone, the approximation and one Newton step.
 // __frcp_rn first tests x's exponent for a slow path of the extremes, which
@@ -559,7 +588,10 @@ __device__ __forceinline__ float reciprocal_of_normal(float x) {
 // The finite and the infinite case are both computed and one is chosen at
 // the end: branching on `largest` first put two branches on every token's
 // path, about as long as the steps they skip (clock stamps on the H200).
-__device__ __forceinline__ float warp_gate_weight(float logit, bool active, float largest) {
+// sum_terms: where given, the sum is taken through them (sum_of_16_lanes),
+// with the same bits.
+__device__ __forceinline__ float warp_gate_weight(float logit, bool active, float largest,
+                                                  float *sum_terms = nullptr) {
     const bool counted = active && !isnan(logit);
     // largest == +inf: the +inf logits share weight 1 (n of them, 1 / n
     // rounded as the IEEE division rounds it).
@@ -571,11 +603,9 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     // sum may be NaN or inf; the choice at the end drops them.)
     const float any_e = expf(logit - largest);
     const float e = counted ? any_e : 0.0f;
-    float sum = e;
-#pragma unroll
-    for (int offset = 8; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullMask, sum, offset);
+    const float sum = sum_terms ? sum_of_16_lanes(e, sum_terms) : sum_of_16_lanes(e);
     // In lanes 0..15 1 <= sum <= 16 (the largest logit contributes exp(0));
-    // lanes 16..31 summed zeros, and are lifted to 1, so every lane's sum is
+    // lanes 16..31 may have summed zeros, and are lifted to 1, so every lane's sum is
     // in reciprocal_of_normal's range. A rounded reciprocal and a product
     // are within 1.5 ulp of the quotient, and unlike the IEEE division take
     // no slow path where e is 0.
