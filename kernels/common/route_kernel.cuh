@@ -57,17 +57,33 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
 __device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
 #endif
 
-// The warp's first row toward L2, a 128-byte line per lane (and the line of
-// its last byte): its loads come only after the row-width dispatch, whose
-// code is fetched cold, and this way the row's DRAM latency overlaps those
-// fetches.
+// A row toward L2, a 128-byte line per lane (and the line of its last
+// byte).
 template <bool kAnyType>
-__device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRange range) {
-    if (range.begin >= range.end) return;
+__device__ __forceinline__ void prefetch_row(const RouteArgs &a, int32_t token) {
     const int32_t at = (threadIdx.x & 31) * 128;
     const int32_t row_bytes = a.num_experts * (!kAnyType || a.logits_type == kLogitsF32 ? 4 : 2);
-    const char *row = token_row<kAnyType>(a, range.begin);
+    const char *row = token_row<kAnyType>(a, token);
     if (at < row_bytes + 127) asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
+}
+
+// The warp's first row: its loads come only after the row-width dispatch,
+// whose code is fetched cold, and this way the row's DRAM latency overlaps
+// those fetches.
+template <bool kAnyType>
+__device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRange range) {
+    if (range.begin < range.end) prefetch_row<kAnyType>(a, range.begin);
+}
+
+// The tiny kernel with at most a token per warp: warp w's row (token w)
+// as soon as the logits may be read, before the token ranges and the
+// choice of ranking that the loads of the row wait for.
+template <bool kAnyType>
+__device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a) {
+    if (a.num_tokens > kWarpsPerBlock) return false;
+    const int warp = threadIdx.x >> 5;
+    if (warp < a.num_tokens) prefetch_row<kAnyType>(a, warp);
+    return true;
 }
 
 struct NoEarlyReads {
@@ -92,6 +108,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
+    const bool rows_prefetched = kOneCta && prefetch_few_token_rows<kFlavoured>(a);
     early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
@@ -114,7 +131,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
     if (!cta_ranked) {
-        prefetch_first_row<kFlavoured>(a, warp_range);
+        if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
         select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range, !few_token_plan);
