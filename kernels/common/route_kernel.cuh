@@ -75,9 +75,13 @@ __device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRang
     if (range.begin < range.end) prefetch_row<kAnyType>(a, range.begin);
 }
 
-// The tiny kernel with at most a token per warp: warp w's row (token w)
-// as soon as the logits may be read, before the token ranges and the
-// choice of ranking that the loads of the row wait for.
+// The tiny kernel with at most a token per warp, rows of 16 slots: warp
+// w's row (token w) as soon as the logits may be read, before the token
+// ranges and the choice of ranking that the loads of the row wait for.
+// Measured on the H200 (bench/RESULTS.md): E512 one token -0.10 us (bf16
+// logits -0.09, shared-expert mode -0.06), 8 tokens -0.03; but with rows
+// of at most 8 slots, where the loads come sooner, 0.03 to 0.04 us slower
+// (E256 one token, DeepSeek-V3 one token, E8 16 tokens).
 template <bool kAnyType>
 __device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a) {
     if (a.num_tokens > kWarpsPerBlock) return false;
@@ -108,7 +112,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
-    const bool rows_prefetched = kOneCta && prefetch_few_token_rows<kFlavoured>(a);
+    const bool rows_prefetched = kOneCta && kSlots >= 16 && prefetch_few_token_rows<kFlavoured>(a);
     early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
