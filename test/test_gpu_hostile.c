@@ -341,6 +341,47 @@ static void gpu_hostile_logit_classes(void **state) {
     print_message("# %d cases: %d row classes alone and mixed, every specialization\n", cases, ROW_CLASS_COUNT);
 }
 
+/* One token of each bit class, where the tiny kernel ranks it with the
+ * whole CTA (rows of 129 to 512 experts: one_token_select.cuh) or with a
+ * warp, routed and shared: the CTA ranking steps aside for rows its bound
+ * cannot serve (every logit -inf or NaN, more than 32 candidates), and the
+ * token must come out the same either way. */
+static void gpu_hostile_one_token_classes(void **state) {
+    (void)state;
+    test_rng rng = case_rng(0x4806);
+    static const int32_t shapes[][3] = {{512, 10, 8}, {384, 8, 64}, {257, 16, 3}, {256, 8, 64},
+                                        {200, 10, 8}, {160, 6, 16}, {129, 4, 1},  {128, 8, 64}};
+    int cases = 0;
+    for (int cls = 0; cls <= ROW_CLASS_COUNT; ++cls)
+        for (int s = 0; s < COUNT(shapes); ++s)
+            for (int shared = 0; shared < 2; ++shared) {
+                route_case rc = {shapes[s][0], shapes[s][1], shapes[s][2], 1, 1 + (cls + s) % 5,
+                                 (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | ((cls + s) % 2 ? ALPHAMOE_FLAG_TAIL_FILL : 0u),
+                                 0, LOGITS_ROW_CLASSES, 0, (cls + shared) % 2, 0};
+                case_inputs in;
+                inputs_make(&in, &rc, &rng);
+                if (cls < ROW_CLASS_COUNT) {
+                    fill_row_of_class(&rng, in.logits, rc.E, (logit_row_class)cls);
+                    inputs_update(&in, &rc);
+                }
+                snprintf(gpu_case_label, sizeof gpu_case_label, "one token, row %s",
+                         cls < ROW_CLASS_COUNT ? logit_row_class_name((logit_row_class)cls) : "of a random class");
+                device_plan d;
+                device_plan_alloc(&d, in.router, 1);
+                device_plan_poison(&d, 0);
+                route_on(&in, &rc, &d, 0);
+                device_plan_read(&d, 0);
+                char why[512];
+                if (validate_plan(&d.mirror, rc.M, why, sizeof why)) fail_msg("%s: device plan invalid: %s", gpu_case_label, why);
+                check_against(&in.expected, &d, &rc, "one-token rows");
+                device_plan_free(&d);
+                inputs_free(&in);
+                ++cases;
+            }
+    gpu_case_label[0] = '\0';
+    print_message("# %d one-token cases: %d row classes and a random one, rows of 128 to 512\n", cases, ROW_CLASS_COUNT);
+}
+
 int main(int argc, char **argv) {
     if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
     const struct CMUnitTest tests[] = {
@@ -349,6 +390,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_hostile_optional_subsets),
         cmocka_unit_test(gpu_hostile_alignment_and_stride),
         cmocka_unit_test(gpu_hostile_logit_classes),
+        cmocka_unit_test(gpu_hostile_one_token_classes),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests_name("gpu_hostile", tests, NULL, NULL);

@@ -1,8 +1,8 @@
 // One token ranked by the whole CTA: the plain kernels' tiny path with more
-// than 256 candidates (16 slots per lane). Warp 0 alone would hold 16
-// logits per lane and take each step of warp_rank_row over all 16; here
-// warp w holds experts 32w .. 32w + 31, one per lane, and the CTA's 16
-// warps share those steps, at the price of three CTA barriers.
+// than 128 candidates (8 or 16 slots per lane). Warp 0 alone would hold S
+// logits per lane and take each step of warp_rank_row over all S; here
+// thread t holds expert t, and the CTA's warps share those steps, at the
+// price of three CTA barriers.
 #ifndef ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_CUH
 #define ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_CUH
 
@@ -11,24 +11,24 @@
 
 namespace alphamoe {
 
-// The fewest slots per lane for which the CTA ranks one token: with 16,
-// each of the bound's 16 groups of 32 experts is a warp. With 8 slots, 16
-// groups of 16 (two per warp) measured slower than warp 0 alone
-// (bench/RESULTS.md).
-constexpr int kCtaRankMinSlots = 16;
+// The fewest slots per lane for which the CTA ranks one token. The bound
+// is over 16 groups of 2 S experts: with 16 slots each group is a warp,
+// with 8 half a warp (the upper 8 warps then hold no expert).
+constexpr int kCtaRankMinSlots = 8;
 
 // Every thread of the CTA calls it, for token 0 of a one-token plan. The
-// bound on the chosen keys is warp_rank_row's, with the warps' maxima as
-// its 16 groups of 32 experts. The candidates that reach it are gathered
-// in warp 0's scratch, in id order, and warp 0 ranks them (rank_gathered)
-// and writes the token and its block starts, while the other warps write
-// the plan's padding. Where warp_rank_row would take its general rounds
-// (more than 32 candidates, or a bound at or below -inf), it returns false
-// in every thread, having written nothing: the caller then selects the
-// token as for any other call, with the same results.
+// bound on the chosen keys is warp_rank_row's, with the groups' maxima as
+// its 16 values. The candidates that reach it are gathered in warp 0's
+// scratch, in id order, and warp 0 ranks them (rank_gathered) and writes
+// the token and its block starts, while the other warps write the plan's
+// padding. Where warp_rank_row would take its general rounds (more than 32
+// candidates, or a bound at or below -inf), it returns false in every
+// thread, having written nothing: the caller then selects the token as for
+// any other call, with the same results.
 template <int S, bool kShared>
 __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaShared &sh) {
-    static_assert(S >= kCtaRankMinSlots && kWarpsPerBlock == 16, "a warp's maximum per group of 32 experts");
+    static_assert((S == 8 || S == 16) && kWarpsPerBlock == 16, "16 groups of 2 S experts, a thread each");
+    constexpr int kGroupExperts = 2 * S;
     const int expert = threadIdx.x;
     const int lane = expert & 31;
     const int warp = expert >> 5;
@@ -38,19 +38,30 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     // Past the candidates -inf, as load_row_slice holds there.
     const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;
     const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
-    // Warp 1 ranks nothing here: its scratch holds the warps' maxima (as
-    // the bound compares them) and their candidate counts.
-    uint32_t *warp_maxima = sh.rank_scratch[1].gathered.value;
+    // Warp 1 ranks nothing here: its scratch holds the groups' maxima (as
+    // the bound compares them) and the warps' candidate counts.
+    uint32_t *group_maxima = sh.rank_scratch[1].gathered.value;
     uint32_t *warp_candidates = sh.rank_scratch[1].gathered.id;
     RankScratch &scratch = sh.rank_scratch[0];
 
-    // The key of the warp's largest logit that is not NaN (a NaN's key is
+    // The key of the group's largest logit that is not NaN (a NaN's key is
     // below every other), as warp_rank_row's maximum by fmaxf.
     const uint32_t key = ordered_key(logit);
-    const uint32_t warp_max = __reduce_max_sync(kFullMask, key);
-    if (lane == 0) warp_maxima[warp] = bound_candidate<16>(warp_max, warp);
+    uint32_t group_max;
+    if constexpr (kGroupExperts == 32) {
+        group_max = __reduce_max_sync(kFullMask, key);
+    } else {
+        const uint32_t low = __reduce_max_sync(kFullMask, lane < 16 ? key : kNoCandidateKey);
+        const uint32_t high = __reduce_max_sync(kFullMask, lane < 16 ? kNoCandidateKey : key);
+        group_max = lane < 16 ? low : high;
+    }
+    // A group is warp w, or with 8 slots half of warp w < 8 (experts end at
+    // 255).
+    const int group = kGroupExperts == 32 ? warp : 2 * warp + (lane >> 4);
+    const bool group_first = kGroupExperts == 32 ? lane == 0 : (lane & 15) == 0 && warp < 8;
+    if (group_first) group_maxima[group] = bound_candidate<16>(group_max, group);
     __syncthreads();
-    const uint32_t bound = shared_nth_largest_bound<16>(warp_maxima, n_select, lane);
+    const uint32_t bound = shared_nth_largest_bound<16>(group_maxima, n_select, lane);
     const float threshold = key_value(bound);
     const bool reaches = logit >= threshold;  // never for NaN
     const uint32_t reaching = __ballot_sync(kFullMask, reaches);

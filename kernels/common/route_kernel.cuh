@@ -75,16 +75,19 @@ __device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRang
     if (range.begin < range.end) prefetch_row<kAnyType>(a, range.begin);
 }
 
-// The tiny kernel with at most a token per warp, rows of 16 slots: warp
-// w's row (token w) as soon as the logits may be read, before the token
-// ranges and the choice of ranking that the loads of the row wait for.
-// Measured on the H200 (bench/RESULTS.md): E512 one token -0.10 us (bf16
-// logits -0.09, shared-expert mode -0.06), 8 tokens -0.03; but with rows
-// of at most 8 slots, where the loads come sooner, 0.03 to 0.04 us slower
-// (E256 one token, DeepSeek-V3 one token, E8 16 tokens).
+// The tiny kernel with at most max_tokens tokens, a warp each: warp w's
+// row (token w) toward L2 as soon as the logits may be read, before the
+// token ranges and the choice of ranking that the loads of the row wait
+// for. Returns whether the call has so few tokens. Measured on the H200
+// (bench/RESULTS.md), rows of 16 slots: E512 one token -0.10 us (bf16
+// logits -0.09, shared-expert mode -0.06), 8 tokens -0.03. But where a
+// warp ranks a row of 8 slots or fewer, whose loads come sooner, 0.03 to
+// 0.04 us slower (E256 and DeepSeek-V3 one token, E8 16 tokens):
+// route_kernel_body asks for it for rows of 16 slots, and for one token
+// of 8 that the CTA ranks.
 template <bool kAnyType>
-__device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a) {
-    if (a.num_tokens > kWarpsPerBlock) return false;
+__device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a, int max_tokens) {
+    if (a.num_tokens > max_tokens) return false;
     const int warp = threadIdx.x >> 5;
     if (warp < a.num_tokens) prefetch_row<kAnyType>(a, warp);
     return true;
@@ -112,7 +115,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
-    const bool rows_prefetched = kOneCta && kSlots >= 16 && prefetch_few_token_rows<kFlavoured>(a);
+    constexpr int kPrefetchTokens =
+        !kOneCta ? 0 : kSlots >= 16 ? kWarpsPerBlock : !kFlavoured && kSlots >= kCtaRankMinSlots ? 1 : 0;
+    const bool rows_prefetched = kPrefetchTokens > 0 && prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens);
     early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
