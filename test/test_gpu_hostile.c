@@ -367,7 +367,7 @@ static void gpu_hostile_one_token_classes(void **state) {
                 snprintf(gpu_case_label, sizeof gpu_case_label, "one token, row %s",
                          cls < ROW_CLASS_COUNT ? logit_row_class_name((logit_row_class)cls) : "of a random class");
                 device_plan d;
-                device_plan_alloc(&d, in.router, 1);
+                device_plan_alloc(&d, in.router, rc.with_optional);
                 device_plan_poison(&d, 0);
                 route_on(&in, &rc, &d, 0);
                 device_plan_read(&d, 0);
