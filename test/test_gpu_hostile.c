@@ -301,6 +301,31 @@ static void gpu_hostile_alignment_and_stride(void **state) {
     print_message("# %d cases with logits offset by 1-3 floats and odd strides\n", cases);
 }
 
+/* Routes rc with every row of bit class cls (ROW_CLASS_COUNT: the
+ * pattern's rows of mixed classes) and checks the plan, valid and equal to
+ * the host reference; `what` names the test in a failure. */
+static void check_rows_of_class(const route_case *rc, int cls, test_rng *rng, const char *what) {
+    case_inputs in;
+    inputs_make(&in, rc, rng);
+    if (cls < ROW_CLASS_COUNT) {
+        for (int32_t t = 0; t < rc->M; ++t)
+            fill_row_of_class(rng, in.logits + (int64_t)t * in.stride, rc->E, (logit_row_class)cls);
+        inputs_update(&in, rc);
+    }
+    snprintf(gpu_case_label, sizeof gpu_case_label, "%s, rows %s", what,
+             cls < ROW_CLASS_COUNT ? logit_row_class_name((logit_row_class)cls) : "of mixed classes");
+    device_plan d;
+    device_plan_alloc(&d, in.router, rc->with_optional);
+    device_plan_poison(&d, 0);
+    route_on(&in, rc, &d, 0);
+    device_plan_read(&d, 0);
+    char why[512];
+    if (validate_plan(&d.mirror, rc->M, why, sizeof why)) fail_msg("%s: device plan invalid: %s", gpu_case_label, why);
+    check_against(&in.expected, &d, rc, what);
+    device_plan_free(&d);
+    inputs_free(&in);
+}
+
 /* Rows of each bit class alone (every row of a batch the same class), then
  * mixed rows, through every specialization, routed and shared. */
 static void gpu_hostile_logit_classes(void **state) {
@@ -313,28 +338,10 @@ static void gpu_hostile_logit_classes(void **state) {
         for (int s = 0; s < COUNT(shapes); ++s)
             for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
                 const int shared = shapes[s][1] >= 2 && (cls + force) % 2;
-                route_case rc = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[(cls + s + force) % 3], 0,
-                                 (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | ALPHAMOE_FLAG_TAIL_FILL, force,
-                                 LOGITS_ROW_CLASSES, 0, 1, 0};
-                case_inputs in;
-                inputs_make(&in, &rc, &rng);
-                if (cls < ROW_CLASS_COUNT) {
-                    for (int32_t t = 0; t < rc.M; ++t)
-                        fill_row_of_class(&rng, in.logits + (int64_t)t * in.stride, rc.E, (logit_row_class)cls);
-                    inputs_update(&in, &rc);
-                }
-                snprintf(gpu_case_label, sizeof gpu_case_label, "rows %s",
-                         cls < ROW_CLASS_COUNT ? logit_row_class_name((logit_row_class)cls) : "of mixed classes");
-                device_plan d;
-                device_plan_alloc(&d, in.router, 1);
-                device_plan_poison(&d, 0);
-                route_on(&in, &rc, &d, 0);
-                device_plan_read(&d, 0);
-                char why[512];
-                if (validate_plan(&d.mirror, rc.M, why, sizeof why)) fail_msg("%s: device plan invalid: %s", gpu_case_label, why);
-                check_against(&in.expected, &d, &rc, "bit-class rows");
-                device_plan_free(&d);
-                inputs_free(&in);
+                const route_case rc = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[(cls + s + force) % 3], 0,
+                                       (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | ALPHAMOE_FLAG_TAIL_FILL, force,
+                                       LOGITS_ROW_CLASSES, 0, 1, 0};
+                check_rows_of_class(&rc, cls, &rng, "bit-class rows");
                 ++cases;
             }
     gpu_case_label[0] = '\0';
@@ -355,31 +362,15 @@ static void gpu_hostile_one_token_classes(void **state) {
     for (int cls = 0; cls <= ROW_CLASS_COUNT; ++cls)
         for (int s = 0; s < COUNT(shapes); ++s)
             for (int shared = 0; shared < 2; ++shared) {
-                route_case rc = {shapes[s][0], shapes[s][1], shapes[s][2], 1, 1 + (cls + s) % 5,
-                                 (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | ((cls + s) % 2 ? ALPHAMOE_FLAG_TAIL_FILL : 0u),
-                                 0, LOGITS_ROW_CLASSES, 0, (cls + shared) % 2, 0};
-                case_inputs in;
-                inputs_make(&in, &rc, &rng);
-                if (cls < ROW_CLASS_COUNT) {
-                    fill_row_of_class(&rng, in.logits, rc.E, (logit_row_class)cls);
-                    inputs_update(&in, &rc);
-                }
-                snprintf(gpu_case_label, sizeof gpu_case_label, "one token, row %s",
-                         cls < ROW_CLASS_COUNT ? logit_row_class_name((logit_row_class)cls) : "of a random class");
-                device_plan d;
-                device_plan_alloc(&d, in.router, rc.with_optional);
-                device_plan_poison(&d, 0);
-                route_on(&in, &rc, &d, 0);
-                device_plan_read(&d, 0);
-                char why[512];
-                if (validate_plan(&d.mirror, rc.M, why, sizeof why)) fail_msg("%s: device plan invalid: %s", gpu_case_label, why);
-                check_against(&in.expected, &d, &rc, "one-token rows");
-                device_plan_free(&d);
-                inputs_free(&in);
+                const route_case rc = {shapes[s][0], shapes[s][1], shapes[s][2], 1, 1 + (cls + s) % 5,
+                                       (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) |
+                                           ((cls + s) % 2 ? ALPHAMOE_FLAG_TAIL_FILL : 0u),
+                                       0, LOGITS_ROW_CLASSES, 0, (cls + shared) % 2, 0};
+                check_rows_of_class(&rc, cls, &rng, "one-token rows");
                 ++cases;
             }
     gpu_case_label[0] = '\0';
-    print_message("# %d one-token cases: %d row classes and a random one, rows of 128 to 512\n", cases, ROW_CLASS_COUNT);
+    print_message("# %d one-token cases: %d row classes and a mixed one, rows of 128 to 512\n", cases, ROW_CLASS_COUNT);
 }
 
 int main(int argc, char **argv) {
