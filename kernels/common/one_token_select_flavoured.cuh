@@ -26,9 +26,9 @@ __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, flo
 // Taken where the weights read no row (not the softmax without
 // renormalization) and any groups are of 32 experts, a warp each
 // (DeepSeek-V3's 8 of 256): each warp scores its group, and every warp
-// ranks the groups' scores as keep_best_groups does. The bound is
-// warp_nth_largest_bound's over 32 maxima, each of S consecutive experts:
-// a kept group of 32 holds 32 / S of them, where whole warps' maxima would
+// ranks the groups' scores as keep_best_groups does. The bound is over 32
+// maxima (shared_nth_largest_bound), each of S consecutive experts: a
+// kept group of 32 holds 32 / S of them, where whole warps' maxima would
 // give only as many as the groups kept, often fewer than k. The candidates
 // that reach it are gathered in warp 0's scratch in id order, warp 0 ranks
 // them and writes the token and its block starts, and the other warps

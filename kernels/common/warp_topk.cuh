@@ -108,47 +108,40 @@ __device__ __forceinline__ void warp_rank_keys_by_rounds(uint32_t (&key)[S], int
     }
 }
 
-// A lower bound of the n-th largest of kLanes keys, one in each of lanes
-// 0..kLanes-1 (lane l + kLanes holds a copy of lane l's), counting equal keys
-// separately (1 <= n <= kLanes): the n-th largest with its low 6 bits
-// cleared. The key is halved and its low 5 bits make way for the lane, so
-// the kLanes values are distinct and below 2^31, and the n-th largest is the
-// one with n - 1 values above it: a single comparison per pair of lanes, no
-// chain of reductions. Below 2^31 a comparison is the sign of a difference,
-// so each costs a subtraction and a shift-add rather than a compare, an add
-// and a select.
-// With 16 keys each is held twice, so each half of the warp compares with
-// its own 8 of them: the upper half holds the keys of lanes l ^ 8, reads
-// keys 8..15 where the lower half reads 0..7, and lanes l and l ^ 24 (the
-// same key) add their counts. 8 shuffles and 16 comparisons rather than 16
-// and 32.
-template <int kLanes>
+// The bound on a token's chosen keys: a lower bound of the n-th largest of
+// kValues keys (16 or 32), counting equal keys separately (1 <= n <=
+// kValues): the n-th largest with its low 6 bits cleared. Each key is
+// halved and its low 5 bits make way for its position's tag
+// (bound_candidate), so the values are distinct and below 2^31, and the
+// n-th largest is the one with n - 1 values above it: a single comparison
+// per pair of values, no chain of reductions. Below 2^31 a comparison is
+// the sign of a difference, so each costs a subtraction and a shift-add
+// rather than a compare, an add and a select.
+template <int kValues>
 __device__ __forceinline__ uint32_t bound_candidate(uint32_t key, int i) {
-    return ((key >> 1) & ~31u) | static_cast<uint32_t>(kLanes - 1 - (i & (kLanes - 1)));
+    return ((key >> 1) & ~31u) | static_cast<uint32_t>(kValues - 1 - (i & (kValues - 1)));
 }
 __device__ __forceinline__ uint32_t bound_of_candidate(uint32_t candidate) { return (candidate & ~31u) << 1; }
 
-template <int kLanes = 32>
+// The bound of 16 keys, lane l holding key l & 15, by shuffles. Each half
+// of the warp compares with its own 8 of them: the upper half holds the
+// keys of lanes l ^ 8, reads keys 8..15 where the lower half reads 0..7,
+// and lanes l and l ^ 24 (the same key) add their counts. 8 shuffles and
+// 16 comparisons rather than 16 and 32.
 __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, int lane) {
-    static_assert(kLanes == 16 || kLanes == 32, "the values fill the warp once or twice");
-    uint32_t mine = bound_candidate<kLanes>(key, lane);
+    uint32_t mine = bound_candidate<16>(key, lane);
     uint32_t above = 0;
-    if constexpr (kLanes == 16) {
-        const uint32_t swapped = __shfl_xor_sync(kFullMask, mine, 8);
-        if (lane >= 16) mine = swapped;
+    const uint32_t swapped = __shfl_xor_sync(kFullMask, mine, 8);
+    if (lane >= 16) mine = swapped;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) above += (mine - __shfl_sync(kFullMask, mine, j, 16)) >> 31;
-        above += __shfl_xor_sync(kFullMask, above, 24);
-    } else {
-#pragma unroll
-        for (int j = 0; j < kLanes; ++j) above += (mine - __shfl_sync(kFullMask, mine, j)) >> 31;
-    }
+    for (int j = 0; j < 8; ++j) above += (mine - __shfl_sync(kFullMask, mine, j, 16)) >> 31;
+    above += __shfl_xor_sync(kFullMask, above, 24);
     const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
     return bound_of_candidate(__shfl_sync(kFullMask, mine, __ffs(holder) - 1));
 }
 
-// warp_nth_largest_bound's bound of kValues keys that lie in shared memory,
-// word i holding bound_candidate<kValues>(key i, i), 16-byte aligned: each
+// The bound of kValues keys that lie in shared memory, word i holding
+// bound_candidate<kValues>(key i, i), 16-byte aligned: each
 // lane reads the values it compares with in 16-byte broadcast loads, where
 // the shuffles would cost a round trip each (with the CTA's every warp
 // computing the bound, all of them through the one shuffle unit). With 16
@@ -196,7 +189,7 @@ struct alignas(16) RankScratch {
     };
 };
 
-// warp_nth_largest_bound's bound of 32 keys, one a lane, through the
+// The bound of 32 keys, one a lane, through the
 // warp's scratch: the lanes store their keys as the bound compares them and
 // read them back (shared_nth_largest_bound), where 32 shuffles would each
 // be a round trip through the shuffle unit the SM's warps share. Measured
@@ -487,7 +480,7 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         // for half the comparisons; a few more candidates reach it (on
         // random rows of 512, 14.7 rather than 11.7 for n = 10).
         const float pair_best = fmaxf(lane_best, __shfl_xor_sync(kFullMask, lane_best, 16));
-        const uint32_t bound = warp_nth_largest_bound<16>(ordered_key(pair_best), n_select, lane);
+        const uint32_t bound = warp_nth_largest_bound(ordered_key(pair_best), n_select, lane);
         // key >= bound <=> logit >= threshold for every logit but NaN: keys
         // keep the order of logits (and merge the zeros, which compare equal).
         const float threshold = key_value(bound);
@@ -548,7 +541,8 @@ __device__ __forceinline__ float sum_of_16_lanes(float x) {
 }
 
 // The same bits, in every lane, through 16 words of the warp's shared
-// memory (16-byte aligned, free until the next __syncwarp): the terms are
+// memory (16-byte aligned, which no lane reads or writes until the
+// caller's next __syncwarp): the terms are
 // stored, read back in four 16-byte loads, and added pair by pair as the
 // butterfly adds them. One store and one load on the chain, where the
 // butterfly takes four shuffles one after the other: where the token's
