@@ -123,6 +123,13 @@ __device__ __forceinline__ uint32_t bound_candidate(uint32_t key, int i) {
 }
 __device__ __forceinline__ uint32_t bound_of_candidate(uint32_t candidate) { return (candidate & ~31u) << 1; }
 
+// The bound, once each lane knows how many of the values are above its
+// own (`mine`, bound_candidate's): the lane with n - 1 above holds it.
+__device__ __forceinline__ uint32_t bound_of_lane_with_n_above(uint32_t mine, uint32_t above, int n) {
+    const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
+    return bound_of_candidate(__shfl_sync(kFullMask, mine, __ffs(holder) - 1));
+}
+
 // The bound of 16 keys, lane l holding key l & 15, by shuffles. Each half
 // of the warp compares with its own 8 of them: the upper half holds the
 // keys of lanes l ^ 8, reads keys 8..15 where the lower half reads 0..7,
@@ -136,18 +143,17 @@ __device__ __forceinline__ uint32_t warp_nth_largest_bound(uint32_t key, int n, 
 #pragma unroll
     for (int j = 0; j < 8; ++j) above += (mine - __shfl_sync(kFullMask, mine, j, 16)) >> 31;
     above += __shfl_xor_sync(kFullMask, above, 24);
-    const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
-    return bound_of_candidate(__shfl_sync(kFullMask, mine, __ffs(holder) - 1));
+    return bound_of_lane_with_n_above(mine, above, n);
 }
 
 // The bound of kValues keys that lie in shared memory, word i holding
-// bound_candidate<kValues>(key i, i), 16-byte aligned: each
-// lane reads the values it compares with in 16-byte broadcast loads, where
-// the shuffles would cost a round trip each (with the CTA's every warp
-// computing the bound, all of them through the one shuffle unit). With 16
-// keys lane l holds key l & 15 and compares it with keys 8 (l >> 4) .. + 7,
-// and lanes l and l ^ 16 add their counts; with 32, lane l compares key l
-// with all 32.
+// bound_candidate<kValues>(key i, i), 16-byte aligned: each lane reads the
+// values it compares with in 16-byte broadcast loads, where the shuffles
+// would cost a round trip each (with the CTA's every warp computing the
+// bound, all of them through the one shuffle unit). With 16 keys lane l
+// holds key l & 15 and compares it with keys 8 (l >> 4) .. + 7, and lanes
+// l and l ^ 16 add their counts; with 32, lane l compares key l with all
+// 32.
 template <int kValues>
 __device__ __forceinline__ uint32_t shared_nth_largest_bound(const uint32_t *candidates, int n, int lane) {
     static_assert(kValues == 16 || kValues == 32, "a key per lane or per pair of lanes");
@@ -161,8 +167,7 @@ __device__ __forceinline__ uint32_t shared_nth_largest_bound(const uint32_t *can
         above += ((mine - c.x) >> 31) + ((mine - c.y) >> 31) + ((mine - c.z) >> 31) + ((mine - c.w) >> 31);
     }
     if constexpr (kValues == 16) above += __shfl_xor_sync(kFullMask, above, 16);
-    const uint32_t holder = __ballot_sync(kFullMask, above == static_cast<uint32_t>(n - 1));
-    return bound_of_candidate(__shfl_sync(kFullMask, mine, __ffs(holder) - 1));
+    return bound_of_lane_with_n_above(mine, above, n);
 }
 
 // warp_exclusive_sum_below_32 of each lane's count of candidates, below
@@ -189,10 +194,10 @@ struct alignas(16) RankScratch {
     };
 };
 
-// The bound of 32 keys, one a lane, through the
-// warp's scratch: the lanes store their keys as the bound compares them and
-// read them back (shared_nth_largest_bound), where 32 shuffles would each
-// be a round trip through the shuffle unit the SM's warps share. Measured
+// The bound of 32 keys, one a lane, through the warp's scratch: the lanes
+// store their keys as the bound compares them and read them back
+// (shared_nth_largest_bound), where 32 shuffles would each be a round trip
+// through the shuffle unit the SM's warps share. Measured
 // on the H200 (bench/RESULTS.md): E256 M1 -0.03 us, M8192 -0.07. (The 16
 // keys of warp_rank_row's bound kept their shuffles: the same way was
 // 0.03 us slower at E512 M4096 and M16384.) The scratch is free again when
@@ -542,9 +547,8 @@ __device__ __forceinline__ float sum_of_16_lanes(float x) {
 
 // The same bits, in every lane, through 16 words of the warp's shared
 // memory (16-byte aligned, which no lane reads or writes until the
-// caller's next __syncwarp): the terms are
-// stored, read back in four 16-byte loads, and added pair by pair as the
-// butterfly adds them. One store and one load on the chain, where the
+// caller's next __syncwarp): the terms are stored, read back in four
+// 16-byte loads, and added pair by pair as the butterfly adds them. One store and one load on the chain, where the
 // butterfly takes four shuffles one after the other: where the token's
 // outputs are all that is left of the call (the one-token rankings).
 __device__ __forceinline__ float sum_of_16_lanes(float x, float *terms) {
@@ -599,8 +603,8 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     const float e = counted ? any_e : 0.0f;
     const float sum = sum_terms ? sum_of_16_lanes(e, sum_terms) : sum_of_16_lanes(e);
     // In lanes 0..15 1 <= sum <= 16 (the largest logit contributes exp(0));
-    // lanes 16..31 may have summed zeros, and are lifted to 1, so every lane's sum is
-    // in reciprocal_of_normal's range. A rounded reciprocal and a product
+    // lanes 16..31 may have summed zeros, and are lifted to 1, so every
+    // lane's sum is in reciprocal_of_normal's range. A rounded reciprocal and a product
     // are within 1.5 ulp of the quotient, and unlike the IEEE division take
     // no slow path where e is 0.
     const float finite_weight = e * reciprocal_of_normal(fmaxf(sum, 1.0f));
