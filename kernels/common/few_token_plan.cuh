@@ -90,11 +90,6 @@ __device__ __forceinline__ void write_one_token_expert_table(const RouteArgs &a,
 // the whole live length first, by every thread and coalesced, and the
 // pairs over it.
 
-static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
-
-// Every thread of the CTA, before the tokens are ranked.
-__device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }
-
 // Every thread of the CTA calls it once the warps have ranked their tokens.
 // (Marking each token as soon as its warp has ranked it, with the masks
 // cleared behind a barrier before the ranking, measured no faster: 0.03
@@ -107,11 +102,8 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     const int k = a.top_k;
     const int E = a.plan_experts;
     const int32_t bm = a.block_m;
-    const bool pair_thread = warp < M && lane < k;
-    __syncthreads();  // every token ranked, every mask clear
-    const int32_t pair_expert = pair_thread ? sh.pair_ids[warp][lane] : 0;
-    if (pair_thread) atomicOr(&sh.token_mask[pair_expert], 1u << warp);
-    __syncthreads();
+    const int32_t pair_expert = mark_token_bits(a, sh, M);
+    const bool pair_thread = pair_expert >= 0;
     const uint32_t tokens = e < E ? sh.token_mask[e] : 0u;
     const int32_t count = __popc(tokens);
     // At most ceil(M / block_m) <= 16 blocks: a scan of values below 32,

@@ -28,9 +28,14 @@ constexpr int kPairIdsPerWarp = 160;
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
 
 struct CtaShared {
-    // Per warp and expert: pairs counted in phase 1, then the warp's running
-    // position inside the CTA's share of the expert's group.
-    int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
+    union {
+        // Per warp and expert: pairs counted in phase 1, then the warp's
+        // running position inside the CTA's share of the expert's group.
+        int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
+        // Where a warp holds at most one token (TokenBits): bit w of word
+        // e, warp w's token has expert e.
+        uint32_t token_mask[kMaxExperts];
+    };
     // The warp's chosen ids in pair order, from the first pair of its range.
     int16_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
     union {
@@ -44,11 +49,7 @@ struct CtaShared {
     };
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
     int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
-    union {
-        int32_t total[kMaxExperts];  // pairs per expert over the whole call
-        // The few-token plan: bit w of word e, token w has expert e.
-        uint32_t token_mask[kMaxExperts];
-    };
+    int32_t total[kMaxExperts];       // pairs per expert over the whole call
     int32_t scan_scratch[kWarpsPerBlock];
 };
 
@@ -231,6 +232,35 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     }
 }
 
+// Token bits: where every warp holds at most one token and a token's pairs
+// have distinct plan experts (any call but one whose expert map may give
+// several experts one local id), an expert's tokens in the CTA are one
+// word of bits, bit w for warp w's token. The expert's count and each
+// pair's place among the CTA's pairs of its expert are then population
+// counts: no per-warp rows of counts to clear, add to and turn into
+// prefixes (16 rows of shared-memory loads and stores per thread).
+static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
+__device__ __forceinline__ bool token_bits_hold(const RouteArgs &a, bool flavoured) {
+    return a.tokens_per_cta <= kWarpsPerBlock && !(flavoured && (a.flags & kFlagExpertMap));
+}
+
+// Every thread of the CTA, before the tokens are ranked.
+__device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }
+
+// Every thread of the CTA, once the warps have written their tokens'
+// pair_ids (warps below `tokens` hold one each): sets each pair's bit.
+// Returns, in lane j < k of such a warp, pair j's local expert (negative:
+// not a plan expert), and -1 elsewhere.
+__device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared &sh, int32_t tokens) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    __syncthreads();  // every token ranked, every word clear
+    const int32_t local = warp < tokens && lane < a.top_k ? sh.pair_ids[warp][lane] : -1;
+    if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
+    __syncthreads();
+    return local;
+}
+
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
 // e < L, the CTA's pair count for plan expert e (0 elsewhere).
 __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {
@@ -248,6 +278,15 @@ __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShare
     return running;
 }
 
+// Token bits: the CTA's count of plan expert e in thread e < L (0
+// elsewhere), once the warps have written their tokens' pair_ids.
+__device__ __forceinline__ int32_t cta_expert_count_from_bits(const RouteArgs &a, CtaShared &sh,
+                                                              TokenRange range) {
+    mark_token_bits(a, sh, range.end - range.begin);
+    const int e = threadIdx.x;
+    return e < a.plan_experts ? __popc(sh.token_mask[e]) : 0;
+}
+
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
 // positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
 // before this one hold. This phase and the next run once per call, their
@@ -256,7 +295,7 @@ __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShare
 // (the token loop's steps wait on one another through `running` anyway).
 template <bool kFlavoured>
 __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
-                                            int32_t total, int32_t earlier_ctas) {
+                                            int32_t total, int32_t earlier_ctas, bool token_bits) {
     const int e = threadIdx.x;
     const int32_t bm = a.block_m;
     // roundup(total, bm), as (total - 1) / bm + 1 blocks: the divisor takes
@@ -277,6 +316,22 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     const int warp = threadIdx.x >> 5;
     const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
+    if (token_bits) {
+        // The warp's one token: the CTA's earlier pairs of the expert are
+        // those of the warps before this one.
+        if (range.begin < range.end && lane < k) {
+            const int32_t p = range.begin * k + lane;
+            const int32_t local = sh.pair_ids[warp][lane];
+            if (local >= 0) {
+                const int32_t pos = sh.base[local] + __popc(sh.token_mask[local] & ((1u << warp) - 1u));
+                a.sorted_token_ids[pos] = p;
+                if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+            } else if (a.pair_to_sorted) {
+                a.pair_to_sorted[p] = -1;
+            }
+        }
+        return;
+    }
     int32_t *running = sh.warp_counts[warp];
     const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;
 #pragma unroll 1
