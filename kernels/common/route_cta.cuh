@@ -298,22 +298,12 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
                                             int32_t total, int32_t earlier_ctas, bool token_bits) {
     const int e = threadIdx.x;
     const int32_t bm = a.block_m;
-    // ceil(total / bm) blocks, as (total - 1) / bm + 1: the divisor takes
+    // roundup(total, bm), as (total - 1) / bm + 1 blocks: the divisor takes
     // numerators below 2^31, and total - 1 is (total + bm - 1 may not be).
-    const int32_t blocks = e < a.plan_experts && total > 0 ? block_m_divide(a, total - 1) + 1 : 0;
-    // An expert has at most one pair a token (k under an expert map, which
-    // may give a token's experts one local id). Where that bounds its
-    // blocks below 32, the scan sums a ballot per bit the bound can have,
-    // independent of one another, rather than chaining five shuffles.
-    const int32_t most_pairs = kFlavoured && (a.flags & kFlagExpertMap) ? a.num_tokens * a.top_k : a.num_tokens;
-    const int32_t most_blocks = block_m_divide(a, most_pairs - 1) + 1;
-    int32_t live_blocks = 0;
-    const int32_t first_block =
-        most_blocks < 32
-            ? block_exclusive_scan_below_32(blocks, sh.scan_scratch, &live_blocks, 32 - __clz(most_blocks))
-            : block_exclusive_scan(blocks, sh.scan_scratch, &live_blocks);
-    const int32_t offset = first_block * bm;
-    const int32_t live_length = live_blocks * bm;
+    const int32_t padded =
+        e < a.plan_experts && total > 0 ? (block_m_divide(a, total - 1) + 1) * bm : 0;
+    int32_t live_length = 0;
+    const int32_t offset = block_exclusive_scan(padded, sh.scan_scratch, &live_length);
     if (e < a.plan_experts) {
         sh.offset[e] = offset;
         sh.total[e] = total;
