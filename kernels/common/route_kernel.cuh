@@ -131,7 +131,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // experts out.
     const bool every_id_planned =
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
-    const bool token_bits = token_bits_hold(a, kFlavoured);
+    const bool token_bits = !kOneCta && token_bits_hold(a, kFlavoured);
     const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
@@ -143,8 +143,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     if (!cta_ranked) {
         if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-        if (token_bits && !one_token_plan) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range, !token_bits);
+        if (few_token_plan && !one_token_plan) clear_token_masks(sh);
+        select_tokens<kSlots, kShared, kFlavoured>(
+            a, sh, warp_range, few_token_plan ? kTallyNone : token_bits ? kTallyBits : kTallyRows);
     }
     phase_clock(a, 2);
     if (few_token_plan) {
@@ -161,7 +162,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         allow_dependent_launch();
         return;
     }
-    const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh, range) : cta_expert_count(a, sh);
+    const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh) : cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
     exchange(count, &total, &earlier);
