@@ -90,8 +90,6 @@ __device__ __forceinline__ void write_one_token_expert_table(const RouteArgs &a,
 // the whole live length first, by every thread and coalesced, and the
 // pairs over it.
 
-static_assert(kWarpsPerBlock <= 32, "a token per warp, all in one word of bits");
-
 // Every thread of the CTA calls it once the warps have ranked their tokens.
 // (Marking each token as soon as its warp has ranked it, with the masks
 // cleared behind a barrier before the ranking, measured no faster: 0.03
@@ -104,12 +102,9 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     const int k = a.top_k;
     const int E = a.plan_experts;
     const int32_t bm = a.block_m;
-    const bool pair_thread = warp < M && lane < k;
-    __syncthreads();  // every token ranked, every word clear
-    const int32_t pair_expert = pair_thread ? sh.pair_ids[warp][lane] : 0;
-    if (pair_thread) mark_token_bit(sh, pair_expert, warp);  // token w is warp w's
-    __syncthreads();
-    const uint32_t tokens = e < E ? sh.token_mask[0][e] : 0u;
+    const int32_t pair_expert = mark_token_bits(a, sh, M);
+    const bool pair_thread = pair_expert >= 0;
+    const uint32_t tokens = e < E ? sh.token_mask[e] : 0u;
     const int32_t count = __popc(tokens);
     // At most ceil(M / block_m) <= 16 blocks: a scan of values below 32,
     // with a ballot per bit of that bound (one where block_m >= M).
@@ -136,7 +131,7 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     for (int32_t pos = e; pos < live_length; pos += kBlockThreads) a.sorted_token_ids[pos] = sentinel;
     __syncthreads();  // the sentinels before the pairs that replace some
     if (pair_thread) {
-        const uint32_t earlier_tokens = sh.token_mask[0][pair_expert] & ((1u << warp) - 1u);
+        const uint32_t earlier_tokens = sh.token_mask[pair_expert] & ((1u << warp) - 1u);
         const int32_t pos = sh.offset[pair_expert] + __popc(earlier_tokens);
         const int32_t p = warp * k + lane;
         a.sorted_token_ids[pos] = p;

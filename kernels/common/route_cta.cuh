@@ -27,19 +27,14 @@ namespace alphamoe {
 constexpr int kPairIdsPerWarp = 160;
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
 
-// Token bits (below): words of 32 tokens per expert, enough for this many
-// tokens a CTA.
-constexpr int kTokenMaskWords = 16;
-constexpr int kMaxTokenBitsTokens = 32 * kTokenMaskWords;
-
 struct CtaShared {
     union {
         // Per warp and expert: pairs counted in phase 1, then the warp's
         // running position inside the CTA's share of the expert's group.
         int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
-        // Token bits: bit b of word [b / 32][e], the CTA's token b (from
-        // its first) has expert e.
-        uint32_t token_mask[kTokenMaskWords][kMaxExperts];
+        // Where a warp holds at most one token (TokenBits): bit w of word
+        // e, warp w's token has expert e.
+        uint32_t token_mask[kMaxExperts];
     };
     // The warp's chosen ids in pair order, from the first pair of its range.
     int16_t pair_ids[kWarpsPerBlock][kPairIdsPerWarp];
@@ -100,40 +95,20 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
     return true;
 }
 
-// Token bits: where a token's pairs have distinct plan experts (any call
-// but one whose expert map may give several experts one local id), an
-// expert's pairs in the CTA are a bit per token, in token order. The
-// expert's count and each pair's place among the CTA's pairs of its expert
-// are then population counts, and a token's tally one shared-memory atomic
-// a pair: no per-warp rows of counts to clear, add to and turn into
-// prefixes (each thread 16 rows of shared-memory loads and stores, which
-// the SM's shared memory serves one warp's row at a time).
-static_assert(kBlockThreads >= kMaxExperts, "a thread per expert");
+// Token bits: where every warp holds at most one token and a token's pairs
+// have distinct plan experts (any call but one whose expert map may give
+// several experts one local id), an expert's tokens in the CTA are one
+// word of bits, bit w for warp w's token. The expert's count and each
+// pair's place among the CTA's pairs of its expert are then population
+// counts: no per-warp rows of counts to clear, add to and turn into
+// prefixes (16 rows of shared-memory loads and stores per thread).
+static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
 __device__ __forceinline__ bool token_bits_hold(const RouteArgs &a, bool flavoured) {
-    return a.tokens_per_cta <= kMaxTokenBitsTokens && !(flavoured && (a.flags & kFlagExpertMap));
+    return a.tokens_per_cta <= kWarpsPerBlock && !(flavoured && (a.flags & kFlagExpertMap));
 }
-
-// Words of token bits per expert that a CTA's tokens take.
-__device__ __forceinline__ int token_mask_words(const RouteArgs &a) { return (a.tokens_per_cta + 31) >> 5; }
 
 // Every thread of the CTA, before the tokens are ranked.
-__device__ __forceinline__ void clear_token_masks(CtaShared &sh, int words) {
-#pragma unroll 1
-    for (int w = 0; w < words; ++w) sh.token_mask[w][threadIdx.x] = 0u;
-}
-
-// Sets the bit of the CTA's token `bit` in expert e's words.
-__device__ __forceinline__ void mark_token_bit(CtaShared &sh, int32_t e, int32_t bit) {
-    atomicOr(&sh.token_mask[bit >> 5][e], 1u << (bit & 31));
-}
-
-// The CTA's pairs of expert e of tokens before its token `bit`.
-__device__ __forceinline__ int32_t token_bits_before(const CtaShared &sh, int32_t e, int32_t bit) {
-    int32_t n = __popc(sh.token_mask[bit >> 5][e] & ((1u << (bit & 31)) - 1u));
-#pragma unroll 1
-    for (int w = 0; w < (bit >> 5); ++w) n += __popc(sh.token_mask[w][e]);
-    return n;
-}
+__device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }
 
 // What a token's ranking covers in the expert mode kShared: the shared
 // expert (the last id) is every token's pair k - 1, never ranked.
@@ -213,10 +188,7 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
             else
                 sh.warp_counts[warp][local] += 1;
         }
-        // The CTA's first token is blockIdx.x * tokens_per_cta (not the
-        // tiny kernel's few-token plans, whose tokens are marked later).
-        if (tally == kTallyBits && (!kFlavoured || local >= 0))
-            mark_token_bit(sh, local, t - static_cast<int32_t>(blockIdx.x) * a.tokens_per_cta);
+        if (tally == kTallyBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
         const int32_t j = j0 + lane;
         if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
     }
@@ -249,7 +221,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     if (tally == kTallyRows)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     if (tally == kTallyBits) {
-        clear_token_masks(sh, token_mask_words(a));
+        clear_token_masks(sh);
         __syncthreads();
     } else {
         __syncwarp();
@@ -288,6 +260,20 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     }
 }
 
+// Every thread of the CTA, once the warps have written their tokens'
+// pair_ids (warps below `tokens` hold one each): sets each pair's bit.
+// Returns, in lane j < k of such a warp, pair j's local expert (negative:
+// not a plan expert), and -1 elsewhere.
+__device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared &sh, int32_t tokens) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    __syncthreads();  // every token ranked, every word clear
+    const int32_t local = warp < tokens && lane < a.top_k ? sh.pair_ids[warp][lane] : -1;
+    if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
+    __syncthreads();
+    return local;
+}
+
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
 // e < L, the CTA's pair count for plan expert e (0 elsewhere).
 __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {
@@ -310,11 +296,7 @@ __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShare
 __device__ __forceinline__ int32_t cta_expert_count_from_bits(const RouteArgs &a, const CtaShared &sh) {
     __syncthreads();
     const int e = threadIdx.x;
-    if (e >= a.plan_experts) return 0;
-    int32_t count = 0;
-#pragma unroll 1
-    for (int w = 0; w < token_mask_words(a); ++w) count += __popc(sh.token_mask[w][e]);
-    return count;
+    return e < a.plan_experts ? __popc(sh.token_mask[e]) : 0;
 }
 
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
@@ -346,6 +328,22 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     const int warp = threadIdx.x >> 5;
     const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
+    if (token_bits) {
+        // The warp's one token: the CTA's earlier pairs of the expert are
+        // those of the warps before this one.
+        if (range.begin < range.end && lane < k) {
+            const int32_t p = range.begin * k + lane;
+            const int32_t local = sh.pair_ids[warp][lane];
+            if (local >= 0) {
+                const int32_t pos = sh.base[local] + __popc(sh.token_mask[local] & ((1u << warp) - 1u));
+                a.sorted_token_ids[pos] = p;
+                if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+            } else if (a.pair_to_sorted) {
+                a.pair_to_sorted[p] = -1;
+            }
+        }
+        return;
+    }
     int32_t *running = sh.warp_counts[warp];
     const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;
 #pragma unroll 1
@@ -359,13 +357,7 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
                                         : (kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p]);
         // A pair of this rank's plan (without flavours, every pair).
         const bool planned = lane < k && (!kFlavoured || local >= 0);
-        if (token_bits) {
-            if (planned) {
-                const int32_t pos = sh.base[local] + token_bits_before(sh, local, t - cta_range.begin);
-                a.sorted_token_ids[pos] = p;
-                if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
-            }
-        } else if (merged_ids) {
+        if (merged_ids) {
             // Lanes of one token sharing a local id take consecutive
             // positions in lane (pair) order; the last one advances.
             const uint32_t same = __match_any_sync(kFullMask, local);

@@ -143,7 +143,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     if (!cta_ranked) {
         if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-        if (few_token_plan && !one_token_plan) clear_token_masks(sh, 1);
+        if (few_token_plan && !one_token_plan) clear_token_masks(sh);
         select_tokens<kSlots, kShared, kFlavoured>(
             a, sh, warp_range, few_token_plan ? kTallyNone : token_bits ? kTallyBits : kTallyRows);
     }
