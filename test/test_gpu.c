@@ -162,6 +162,54 @@ static void gpu_few_tokens(void **state) {
     print_message("# %d cases of 1 to 16 tokens equal to the host reference\n", cases);
 }
 
+/* small and large with as many tokens a CTA as each side of the token
+ * bits' limit (kernels/common/route_cta.cuh: at most a token a warp),
+ * where the per-warp count rows take over. Each case checks that its grid
+ * is as it says. */
+static void gpu_tokens_per_cta_limits(void **state) {
+    (void)state;
+    test_rng rng = case_rng(19);
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    static const int32_t per_cta[] = {8, 15, 16, 17, 33};
+    static const int32_t shapes[][3] = {{64, 6, 16}, {512, 10, 8}};
+    enum { MOST_PER_CTA = 64, MOST_CTAS = 256 };
+    int cases = 0;
+    for (int force = ALPHAMOE_SPECIALIZATION_SMALL; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
+        /* The specialization's largest grid, which a call of many tokens
+         * takes: then M = per_cta x that grid puts per_cta on each CTA. */
+        alphamoe_router *probe = make_router(64, 6, 16, MOST_PER_CTA * MOST_CTAS, 0, force);
+        alphamoe_selection sel;
+        memset(&sel, 0, sizeof sel);
+        sel.struct_size = sizeof sel;
+        ROUTE_OK(alphamoe_router_select(probe, MOST_PER_CTA * MOST_CTAS, &attrs, &sel));
+        alphamoe_router_destroy(probe);
+        const int32_t grid = sel.grid_ctas;
+        for (int s = 0; s < COUNT(shapes); ++s)
+            for (int t = 0; t < COUNT(per_cta); ++t) {
+                const int32_t M = per_cta[t] * grid;
+                route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], M, 0,
+                                (cases % 2 ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | (cases % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL),
+                                force, cases % 2 ? LOGITS_QUANTIZED : LOGITS_RANDOM, 0, cases % 2, 0};
+                alphamoe_router *router = make_router(c.E, c.k, c.block_m, M, c.flags, force);
+                memset(&sel, 0, sizeof sel);
+                sel.struct_size = sizeof sel;
+                ROUTE_OK(alphamoe_router_select(router, M, &attrs, &sel));
+                alphamoe_router_destroy(router);
+                if ((int)sel.specialization != force || sel.grid_ctas != grid || sel.tokens_per_cta != per_cta[t])
+                    fail_msg("M=%d forced %d: specialization %d, grid %d x %d tokens, not %d x %d", M, force,
+                             sel.specialization, sel.grid_ctas, sel.tokens_per_cta, grid, per_cta[t]);
+                run_case(&c, &rng);
+                ++cases;
+            }
+    }
+    print_message("# %d cases equal to the host reference\n", cases);
+}
+
 /* Row strides above E (odd ones too) and logits only 4-byte aligned. */
 static void gpu_logits_row_stride(void **state) {
     (void)state;
@@ -593,6 +641,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_specializations_agree),
         cmocka_unit_test(gpu_optional_outputs_and_tail),
         cmocka_unit_test(gpu_few_tokens),
+        cmocka_unit_test(gpu_tokens_per_cta_limits),
         cmocka_unit_test(gpu_logits_row_stride),
         cmocka_unit_test(gpu_empty_batch),
         cmocka_unit_test(gpu_graph_replay),

@@ -32,8 +32,8 @@ struct CtaShared {
         // Per warp and expert: pairs counted in phase 1, then the warp's
         // running position inside the CTA's share of the expert's group.
         int32_t warp_counts[kWarpsPerBlock][kMaxExperts];
-        // Where a warp holds at most one token (TokenBits): bit w of word
-        // e, warp w's token has expert e.
+        // Token bits (below; the tiny kernel's few-token plan too): bit w
+        // of word e, warp w's token has expert e.
         uint32_t token_mask[kMaxExperts];
     };
     // The warp's chosen ids in pair order, from the first pair of its range.
@@ -142,7 +142,7 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 }
 
 // A ranked token's outputs, by its warp: lane r < k writes pair r's id and
-// weight, tallies it for its (local) expert as `tally` says, and keeps its
+// weight, counts it for its (local) expert when count_pairs, and keeps its
 // local id in pair_ids (pair j of the warp's range). id, chosen, largest:
 // the ranking's results (warp_rank_row's; with the flavours the keys'
 // values, key_value). row: the token's logits as the lane holds them (the
@@ -151,7 +151,7 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
-                                            float chosen, float largest, PairTally tally,
+                                            float chosen, float largest, bool count_pairs,
                                             float *sum_terms = nullptr) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -182,13 +182,12 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         // A token's ids are distinct, so are their local ids but under a
         // map, which may give several experts one local id. Without
         // flavours every id is a plan expert.
-        if (tally == kTallyRows && (!kFlavoured || local >= 0)) {
+        if (count_pairs && (!kFlavoured || local >= 0)) {
             if (kFlavoured && (a.flags & kFlagExpertMap))
                 atomicAdd(&sh.warp_counts[warp][local], 1);
             else
                 sh.warp_counts[warp][local] += 1;
         }
-        if (tally == kTallyBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
         const int32_t j = j0 + lane;
         if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
     }
@@ -196,10 +195,11 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 }
 
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// and tally its pairs per (local) expert as `tally` says (the few-token
-// plans place pairs from pair_ids alone). Every thread of the CTA calls it
-// where tally is kTallyBits: the words are cleared behind a CTA barrier
-// while the first rows load. The next token's
+// and, with kTallyRows, count its pairs per (local) expert in warp_counts
+// (token bits are set afterwards, mark_token_bits; the few-token plans
+// place pairs from pair_ids alone). Every thread of the CTA calls it with
+// kTallyBits: the words of bits are cleared behind a CTA barrier while the
+// first rows load. The next token's
 // logits are loaded while the current one is ranked, so a warp always has
 // a row in flight. Without kFlavoured: the renormalized fp32 softmax over
 // all experts only, none of the flavours' steps.
@@ -256,22 +256,20 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
         write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
-                                            chosen, largest, tally);
+                                            chosen, largest, tally == kTallyRows);
     }
 }
 
-// Every thread of the CTA, once the warps have written their tokens'
-// pair_ids (warps below `tokens` hold one each): sets each pair's bit.
-// Returns, in lane j < k of such a warp, pair j's local expert (negative:
-// not a plan expert), and -1 elsewhere.
-__device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared &sh, int32_t tokens) {
-    const int warp = threadIdx.x >> 5;
+// Token bits: sets the bits of the warp's one token, once ranked. The
+// token's lanes read back the local ids they wrote (pair_ids), which keeps
+// the atomics out of the token loop that counting by rows runs.
+__device__ __forceinline__ void mark_token_bits(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
-    __syncthreads();  // every token ranked, every word clear
-    const int32_t local = warp < tokens && lane < a.top_k ? sh.pair_ids[warp][lane] : -1;
-    if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
-    __syncthreads();
-    return local;
+    const int warp = threadIdx.x >> 5;
+    if (range.begin < range.end && lane < a.top_k) {
+        const int32_t local = sh.pair_ids[warp][lane];
+        if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
+    }
 }
 
 // Turns warp counts into exclusive prefixes over warps; returns, in thread

@@ -146,6 +146,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
         select_tokens<kSlots, kShared, kFlavoured>(
             a, sh, warp_range, few_token_plan ? kTallyNone : token_bits ? kTallyBits : kTallyRows);
+        if (token_bits) mark_token_bits(a, sh, warp_range);
     }
     phase_clock(a, 2);
     if (few_token_plan) {
