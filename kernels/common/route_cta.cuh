@@ -59,11 +59,6 @@ __device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n)
     return static_cast<int32_t>(alphamoe_divide(static_cast<uint32_t>(n), a.block_m_divisor));
 }
 
-// How phase 1 tallies a ranked token's pairs for the plan: not at all (the
-// few-token plans read pair_ids), in per-warp rows of counts, or as token
-// bits (a bit per warp in each of its experts' words).
-enum PairTally { kTallyNone, kTallyRows, kTallyBits };
-
 struct TokenRange {
     int32_t begin;
     int32_t end;
@@ -142,13 +137,14 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 }
 
 // A ranked token's outputs, by its warp: lane r < k writes pair r's id and
-// weight, counts it for its (local) expert when count_pairs, and keeps its
-// local id in pair_ids (pair j of the warp's range). id, chosen, largest:
+// weight, counts it for its (local) expert when count_pairs (with
+// kTokenBits, sets its bit instead), and keeps its local id in pair_ids
+// (pair j of the warp's range). id, chosen, largest:
 // the ranking's results (warp_rank_row's; with the flavours the keys'
 // values, key_value). row: the token's logits as the lane holds them (the
 // flavours' full softmax reads them). sum_terms: where given, the weights'
 // sum is taken through these 16 words of shared memory (sum_of_16_lanes).
-template <int S, bool kShared, bool kFlavoured>
+template <int S, bool kShared, bool kFlavoured, bool kTokenBits = false>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
                                             float chosen, float largest, bool count_pairs,
@@ -188,6 +184,7 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
             else
                 sh.warp_counts[warp][local] += 1;
         }
+        if (kTokenBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
         const int32_t j = j0 + lane;
         if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
     }
@@ -195,17 +192,19 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 }
 
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// and, with kTallyRows, count its pairs per (local) expert in warp_counts
-// (token bits are set afterwards, mark_token_bits; the few-token plans
-// place pairs from pair_ids alone). Every thread of the CTA calls it with
-// kTallyBits: the words of bits are cleared behind a CTA barrier while the
-// first rows load. The next token's
+// and, when count_pairs, count its pairs per (local) expert in warp_counts
+// (the few-token plans place pairs from pair_ids alone). kTokenBits: set
+// the tokens' bits instead, the words cleared behind a CTA barrier while
+// the first rows load, so every thread of the CTA calls it; an instance of
+// its own, which leaves the counting one's code as it is (with one code
+// for both, the flavoured kernels measured up to 0.2 us slower at 4096
+// tokens on the H200). The next token's
 // logits are loaded while the current one is ranked, so a warp always has
 // a row in flight. Without kFlavoured: the renormalized fp32 softmax over
 // all experts only, none of the flavours' steps.
-template <int S, bool kShared, bool kFlavoured>
+template <int S, bool kShared, bool kFlavoured, bool kTokenBits = false>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
-                                              PairTally tally) {
+                                              bool count_pairs) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const RankedExperts r = ranked_experts<kShared>(a);
@@ -218,9 +217,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
-    if (tally == kTallyRows)
+    if (count_pairs)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
-    if (tally == kTallyBits) {
+    if (kTokenBits) {
         clear_token_masks(sh);
         __syncthreads();
     } else {
@@ -255,20 +254,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         } else {
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
-        write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
-                                            chosen, largest, tally == kTallyRows);
-    }
-}
-
-// Token bits: sets the bits of the warp's one token, once ranked. The
-// token's lanes read back the local ids they wrote (pair_ids), which keeps
-// the atomics out of the token loop that counting by rows runs.
-__device__ __forceinline__ void mark_token_bits(const RouteArgs &a, CtaShared &sh, TokenRange range) {
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    if (range.begin < range.end && lane < a.top_k) {
-        const int32_t local = sh.pair_ids[warp][lane];
-        if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
+        write_token<S, kShared, kFlavoured, kTokenBits>(a, sh, t, (t - range.begin) * a.top_k, current,
+                                                        shared_logit, id, chosen, largest, count_pairs);
     }
 }
 

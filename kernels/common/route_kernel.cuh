@@ -144,9 +144,10 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured>(
-            a, sh, warp_range, few_token_plan ? kTallyNone : token_bits ? kTallyBits : kTallyRows);
-        if (token_bits) mark_token_bits(a, sh, warp_range);
+        if (token_bits)
+            select_tokens<kSlots, kShared, kFlavoured, true>(a, sh, warp_range, false);
+        else
+            select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range, !few_token_plan);
     }
     phase_clock(a, 2);
     if (few_token_plan) {
