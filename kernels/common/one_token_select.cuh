@@ -97,7 +97,7 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const RowSlice<S> unread = {};
     // The weights' sum through the scratch, free again once ranked.
     write_token<S, kShared, false>(a, sh, 0, 0, unread, shared_logit, id, chosen_logit, largest,
-                                   /*count_pairs=*/false, reinterpret_cast<float *>(scratch.gathered.value));
+                                   kTallyNone, reinterpret_cast<float *>(scratch.gathered.value));
     // The block starts after the token's weights: stores under a branch
     // before them would hold the weights' steps behind the vote the stores
     // wait for.

@@ -110,7 +110,7 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     // The weights this ranking serves read no row slice.
     const RowSlice<S> unread = {};
     write_token<S, kShared, true>(a, sh, 0, 0, unread, shared_logit, id, key_value(chosen_key), key_value(first_key),
-                                  /*count_pairs=*/false, reinterpret_cast<float *>(scratch.gathered.value));
+                                  kTallyNone, reinterpret_cast<float *>(scratch.gathered.value));
     // After the token, as in one_token_select.cuh.
     if (chosen) write_one_token_block(a, block, own_id, rank);
     if (kShared && lane == r.n_select) write_one_token_block(a, r.n_select, r.shared_id, r.n_select);

@@ -59,6 +59,11 @@ __device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n)
     return static_cast<int32_t>(alphamoe_divide(static_cast<uint32_t>(n), a.block_m_divisor));
 }
 
+// How phase 1 tallies a ranked token's pairs for the plan: not at all (the
+// few-token plans read pair_ids), in per-warp rows of counts, or as token
+// bits (a bit per warp in each of its experts' words).
+enum PairTally { kTallyNone, kTallyRows, kTallyBits };
+
 struct TokenRange {
     int32_t begin;
     int32_t end;
@@ -90,17 +95,19 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
     return true;
 }
 
-// Token bits: where every warp holds at most one token and a token's pairs
-// have distinct plan experts (any call but one whose expert map may give
-// several experts one local id), an expert's tokens in the CTA are one
-// word of bits, bit w for warp w's token. The expert's count and each
-// pair's place among the CTA's pairs of its expert are then population
-// counts: no per-warp rows of counts to clear, add to and turn into
-// prefixes (16 rows of shared-memory loads and stores per thread).
+// Token bits: where every warp holds at most one token, an expert's tokens
+// in the CTA are one word of bits, bit w for warp w's token (a token's ids
+// are distinct). The expert's count and each pair's place among the CTA's
+// pairs of its expert are then population counts: no per-warp rows of
+// counts to clear, add to and turn into prefixes (each thread 16 rows of
+// shared-memory loads and stores, which the SM's shared memory serves a
+// warp's row at a time). Measured on the H200 (bench/RESULTS.md): E512 32
+// to 512 tokens -0.18 to -0.25 us, E256 1024 tokens -0.1. The plain
+// kernels only: in the flavoured ones (there without an expert map, whose
+// local ids may repeat) it made the token loop of the calls that count by
+// rows up to 0.35 us slower at 4096 tokens.
 static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
-__device__ __forceinline__ bool token_bits_hold(const RouteArgs &a, bool flavoured) {
-    return a.tokens_per_cta <= kWarpsPerBlock && !(flavoured && (a.flags & kFlagExpertMap));
-}
+__device__ __forceinline__ bool token_bits_hold(const RouteArgs &a) { return a.tokens_per_cta <= kWarpsPerBlock; }
 
 // Every thread of the CTA, before the tokens are ranked.
 __device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }
@@ -137,17 +144,16 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 }
 
 // A ranked token's outputs, by its warp: lane r < k writes pair r's id and
-// weight, counts it for its (local) expert when count_pairs (with
-// kTokenBits, sets its bit instead), and keeps its local id in pair_ids
-// (pair j of the warp's range). id, chosen, largest:
+// weight, tallies it for its (local) expert as `tally` says, and keeps its
+// local id in pair_ids (pair j of the warp's range). id, chosen, largest:
 // the ranking's results (warp_rank_row's; with the flavours the keys'
 // values, key_value). row: the token's logits as the lane holds them (the
 // flavours' full softmax reads them). sum_terms: where given, the weights'
 // sum is taken through these 16 words of shared memory (sum_of_16_lanes).
-template <int S, bool kShared, bool kFlavoured, bool kTokenBits = false>
+template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
-                                            float chosen, float largest, bool count_pairs,
+                                            float chosen, float largest, PairTally tally,
                                             float *sum_terms = nullptr) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -178,13 +184,13 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         // A token's ids are distinct, so are their local ids but under a
         // map, which may give several experts one local id. Without
         // flavours every id is a plan expert.
-        if (count_pairs && (!kFlavoured || local >= 0)) {
+        if (tally == kTallyRows && (!kFlavoured || local >= 0)) {
             if (kFlavoured && (a.flags & kFlagExpertMap))
                 atomicAdd(&sh.warp_counts[warp][local], 1);
             else
                 sh.warp_counts[warp][local] += 1;
         }
-        if (kTokenBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
+        if (tally == kTallyBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
         const int32_t j = j0 + lane;
         if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
     }
@@ -192,19 +198,16 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 }
 
 // Phase 1: rank each token of the warp's range, write its ids and weights,
-// and, when count_pairs, count its pairs per (local) expert in warp_counts
-// (the few-token plans place pairs from pair_ids alone). kTokenBits: set
-// the tokens' bits instead, the words cleared behind a CTA barrier while
-// the first rows load, so every thread of the CTA calls it; an instance of
-// its own, which leaves the counting one's code as it is (with one code
-// for both, the flavoured kernels measured up to 0.2 us slower at 4096
-// tokens on the H200). The next token's
+// and tally its pairs per (local) expert as `tally` says (the few-token
+// plans place pairs from pair_ids alone). Every thread of the CTA calls it
+// where tally is kTallyBits: the words are cleared behind a CTA barrier
+// while the first rows load. The next token's
 // logits are loaded while the current one is ranked, so a warp always has
 // a row in flight. Without kFlavoured: the renormalized fp32 softmax over
 // all experts only, none of the flavours' steps.
-template <int S, bool kShared, bool kFlavoured, bool kTokenBits = false>
+template <int S, bool kShared, bool kFlavoured>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
-                                              bool count_pairs) {
+                                              PairTally tally) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const RankedExperts r = ranked_experts<kShared>(a);
@@ -217,9 +220,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
-    if (count_pairs)
+    if (tally == kTallyRows)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
-    if (kTokenBits) {
+    if (tally == kTallyBits) {
         clear_token_masks(sh);
         __syncthreads();
     } else {
@@ -254,9 +257,23 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         } else {
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
-        write_token<S, kShared, kFlavoured, kTokenBits>(a, sh, t, (t - range.begin) * a.top_k, current,
-                                                        shared_logit, id, chosen, largest, count_pairs);
+        write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
+                                            chosen, largest, tally);
     }
+}
+
+// Every thread of the CTA, once the warps have written their tokens'
+// pair_ids (warps below `tokens` hold one each): sets each pair's bit.
+// Returns, in lane j < k of such a warp, pair j's local expert (negative:
+// not a plan expert), and -1 elsewhere.
+__device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared &sh, int32_t tokens) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    __syncthreads();  // every token ranked, every word clear
+    const int32_t local = warp < tokens && lane < a.top_k ? sh.pair_ids[warp][lane] : -1;
+    if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
+    __syncthreads();
+    return local;
 }
 
 // Turns warp counts into exclusive prefixes over warps; returns, in thread

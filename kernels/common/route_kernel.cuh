@@ -131,7 +131,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // experts out.
     const bool every_id_planned =
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
-    const bool token_bits = !kOneCta && token_bits_hold(a, kFlavoured);
+    const bool token_bits = !kOneCta && !kFlavoured && token_bits_hold(a);
     const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
@@ -144,10 +144,8 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-        if (token_bits)
-            select_tokens<kSlots, kShared, kFlavoured, true>(a, sh, warp_range, false);
-        else
-            select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range, !few_token_plan);
+        select_tokens<kSlots, kShared, kFlavoured>(
+            a, sh, warp_range, few_token_plan ? kTallyNone : token_bits ? kTallyBits : kTallyRows);
     }
     phase_clock(a, 2);
     if (few_token_plan) {
