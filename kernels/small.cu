@@ -89,12 +89,15 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     __shared__ CtaShared sh;
     // Uniform over the grid: launched as one cluster, or cooperatively.
     const bool one_cluster = __clusterSizeInBlocks() == gridDim.x;
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured>(a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
-        if (one_cluster)
-            exchange_in_cluster(a, sh, count, total, earlier);
-        else
-            exchange_through_workspace(a, count, total, earlier);
-    });
+    // Token bits in the flavoured kernel too: its calls are of at most 16
+    // tokens a CTA but where a grid is forced small.
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, true>(
+        a, sh, [&](int32_t count, int32_t *total, int32_t *earlier) {
+            if (one_cluster)
+                exchange_in_cluster(a, sh, count, total, earlier);
+            else
+                exchange_through_workspace(a, count, total, earlier);
+        });
     // Only a call that exchanged counts arrived at the second cluster barrier
     // (an empty call returns before; that too is uniform).
     if (one_cluster && a.num_tokens != 0) __cluster_barrier_wait();

@@ -97,17 +97,19 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
 
 // Token bits: where every warp holds at most one token, an expert's tokens
 // in the CTA are one word of bits, bit w for warp w's token (a token's ids
-// are distinct). The expert's count and each pair's place among the CTA's
-// pairs of its expert are then population counts: no per-warp rows of
-// counts to clear, add to and turn into prefixes (each thread 16 rows of
-// shared-memory loads and stores, which the SM's shared memory serves a
-// warp's row at a time). Measured on the H200 (bench/RESULTS.md): E512 32
-// to 512 tokens -0.18 to -0.25 us, E256 1024 tokens -0.1. The plain
-// kernels only: in the flavoured ones (there without an expert map, whose
-// local ids may repeat) it made the token loop of the calls that count by
-// rows up to 0.35 us slower at 4096 tokens.
+// are distinct, and so are their local ids but under an expert map). The
+// expert's count and each pair's place among the CTA's pairs of its expert
+// are then population counts: no per-warp rows of counts to clear, add to
+// and turn into prefixes (each thread 16 rows of shared-memory loads and
+// stores, which the SM's shared memory serves a warp's row at a time).
+// Measured on the H200 (bench/RESULTS.md): E512 32 to 512 tokens -0.18 to
+// -0.25 us, E256 1024 tokens -0.1. Not in the flavoured large kernel: there
+// it made the token loop of the calls that count by rows (4096 tokens) up
+// to 0.35 us slower.
 static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
-__device__ __forceinline__ bool token_bits_hold(const RouteArgs &a) { return a.tokens_per_cta <= kWarpsPerBlock; }
+__device__ __forceinline__ bool token_bits_hold(const RouteArgs &a, bool flavoured) {
+    return a.tokens_per_cta <= kWarpsPerBlock && !(flavoured && (a.flags & kFlagExpertMap));
+}
 
 // Every thread of the CTA, before the tokens are ranked.
 __device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }

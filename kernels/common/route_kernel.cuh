@@ -108,8 +108,10 @@ struct NoEarlyReads {
 // kSlots: the row width, slots per lane (the host chose the entry point
 // by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
 // one-token entry point, where the CTA ranks a one-token call.
+// kFlavouredTokenBits: the flavoured kernel counts by token bits where they
+// hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
-          typename Exchange, typename EarlyReads = NoEarlyReads>
+          bool kFlavouredTokenBits = false, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
@@ -131,7 +133,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // experts out.
     const bool every_id_planned =
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
-    const bool token_bits = !kOneCta && !kFlavoured && token_bits_hold(a);
+    const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && token_bits_hold(a, kFlavoured);
     const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
