@@ -162,6 +162,18 @@ static void gpu_few_tokens(void **state) {
     print_message("# %d cases of 1 to 16 tokens equal to the host reference\n", cases);
 }
 
+/* The grid a router of (E, k, block_m, flags, force) picks for M tokens. */
+static alphamoe_selection selection_for(int32_t E, int32_t k, int32_t block_m, uint32_t flags, int32_t force,
+                                        int32_t M, const alphamoe_device_attributes *attrs) {
+    alphamoe_router *router = make_router(E, k, block_m, M, flags, force);
+    alphamoe_selection sel;
+    memset(&sel, 0, sizeof sel);
+    sel.struct_size = sizeof sel;
+    ROUTE_OK(alphamoe_router_select(router, M, attrs, &sel));
+    alphamoe_router_destroy(router);
+    return sel;
+}
+
 /* small and large with as many tokens a CTA as each side of the token
  * bits' limit (kernels/common/route_cta.cuh: at most a token a warp),
  * where the per-warp count rows take over. Each case checks that its grid
@@ -182,24 +194,14 @@ static void gpu_tokens_per_cta_limits(void **state) {
     for (int force = ALPHAMOE_SPECIALIZATION_SMALL; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
         /* The specialization's largest grid, which a call of many tokens
          * takes: then M = per_cta x that grid puts per_cta on each CTA. */
-        alphamoe_router *probe = make_router(64, 6, 16, MOST_PER_CTA * MOST_CTAS, 0, force);
-        alphamoe_selection sel;
-        memset(&sel, 0, sizeof sel);
-        sel.struct_size = sizeof sel;
-        ROUTE_OK(alphamoe_router_select(probe, MOST_PER_CTA * MOST_CTAS, &attrs, &sel));
-        alphamoe_router_destroy(probe);
-        const int32_t grid = sel.grid_ctas;
+        const int32_t grid = selection_for(64, 6, 16, 0, force, MOST_PER_CTA * MOST_CTAS, &attrs).grid_ctas;
         for (int s = 0; s < COUNT(shapes); ++s)
             for (int t = 0; t < COUNT(per_cta); ++t) {
                 const int32_t M = per_cta[t] * grid;
                 route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], M, 0,
                                 (cases % 2 ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | (cases % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL),
                                 force, cases % 2 ? LOGITS_QUANTIZED : LOGITS_RANDOM, 0, cases % 2, 0};
-                alphamoe_router *router = make_router(c.E, c.k, c.block_m, M, c.flags, force);
-                memset(&sel, 0, sizeof sel);
-                sel.struct_size = sizeof sel;
-                ROUTE_OK(alphamoe_router_select(router, M, &attrs, &sel));
-                alphamoe_router_destroy(router);
+                const alphamoe_selection sel = selection_for(c.E, c.k, c.block_m, c.flags, force, M, &attrs);
                 if ((int)sel.specialization != force || sel.grid_ctas != grid || sel.tokens_per_cta != per_cta[t])
                     fail_msg("M=%d forced %d: specialization %d, grid %d x %d tokens, not %d x %d", M, force,
                              sel.specialization, sel.grid_ctas, sel.tokens_per_cta, grid, per_cta[t]);

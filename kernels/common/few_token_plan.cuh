@@ -102,8 +102,11 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     const int k = a.top_k;
     const int E = a.plan_experts;
     const int32_t bm = a.block_m;
-    const int32_t pair_expert = mark_token_bits(a, sh, M);
-    const bool pair_thread = pair_expert >= 0;
+    const bool pair_thread = warp < M && lane < k;
+    __syncthreads();  // every token ranked, every mask clear
+    const int32_t pair_expert = pair_thread ? sh.pair_ids[warp][lane] : 0;
+    if (pair_thread) atomicOr(&sh.token_mask[pair_expert], 1u << warp);
+    __syncthreads();
     const uint32_t tokens = e < E ? sh.token_mask[e] : 0u;
     const int32_t count = __popc(tokens);
     // At most ceil(M / block_m) <= 16 blocks: a scan of values below 32,

@@ -207,7 +207,7 @@ __device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool r
     float s = active ? alphamoe_sigmoid(logit) : 0.0f;
     if (isnan(s)) s = 0.0f;
     if (!renormalize) return s;
-    const float sum = sum_terms ? sum_of_16_lanes(s, sum_terms) : sum_of_16_lanes(s);
+    const float sum = sum_of_16_lanes(s, sum_terms);
     return sum > 0.0f ? s / sum : 0.0f;
 }
 

@@ -265,20 +265,6 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     }
 }
 
-// Every thread of the CTA, once the warps have written their tokens'
-// pair_ids (warps below `tokens` hold one each): sets each pair's bit.
-// Returns, in lane j < k of such a warp, pair j's local expert (negative:
-// not a plan expert), and -1 elsewhere.
-__device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared &sh, int32_t tokens) {
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    __syncthreads();  // every token ranked, every word clear
-    const int32_t local = warp < tokens && lane < a.top_k ? sh.pair_ids[warp][lane] : -1;
-    if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
-    __syncthreads();
-    return local;
-}
-
 // Turns warp counts into exclusive prefixes over warps; returns, in thread
 // e < L, the CTA's pair count for plan expert e (0 elsewhere).
 __device__ __forceinline__ int32_t cta_expert_count(const RouteArgs &a, CtaShared &sh) {

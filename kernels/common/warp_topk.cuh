@@ -539,19 +539,20 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
 // The sum of x over lanes 0..15, with the same bits in each of them: a
 // butterfly (xor 8, 4, 2, 1), so that every lane adds the same pairs.
 // Lanes 16..31 sum their own 16.
-__device__ __forceinline__ float sum_of_16_lanes(float x) {
+// terms: where given, 16 words of the warp's shared memory (16-byte
+// aligned, which no lane reads or writes until the caller's next
+// __syncwarp) take the butterfly's place, with the same bits in every
+// lane: the terms are stored, read back in four 16-byte loads and added
+// pair by pair as the butterfly adds them. One store and one load on the
+// chain, where the butterfly takes four shuffles one after the other:
+// where the token's outputs are all that is left of the call (the
+// one-token rankings).
+__device__ __forceinline__ float sum_of_16_lanes(float x, float *terms = nullptr) {
+    if (!terms) {
 #pragma unroll
-    for (int offset = 8; offset > 0; offset >>= 1) x += __shfl_xor_sync(kFullMask, x, offset);
-    return x;
-}
-
-// The same bits, in every lane, through 16 words of the warp's shared
-// memory (16-byte aligned, which no lane reads or writes until the
-// caller's next __syncwarp): the terms are stored, read back in four
-// 16-byte loads, and added pair by pair as the butterfly adds them. One store and one load on the chain, where the
-// butterfly takes four shuffles one after the other: where the token's
-// outputs are all that is left of the call (the one-token rankings).
-__device__ __forceinline__ float sum_of_16_lanes(float x, float *terms) {
+        for (int offset = 8; offset > 0; offset >>= 1) x += __shfl_xor_sync(kFullMask, x, offset);
+        return x;
+    }
     const int lane = threadIdx.x & 31;
     if (lane < 16) terms[lane] = x;
     __syncwarp();
@@ -601,12 +602,12 @@ __device__ __forceinline__ float warp_gate_weight(float logit, bool active, floa
     // sum may be NaN or inf; the choice at the end drops them.)
     const float any_e = expf(logit - largest);
     const float e = counted ? any_e : 0.0f;
-    const float sum = sum_terms ? sum_of_16_lanes(e, sum_terms) : sum_of_16_lanes(e);
+    const float sum = sum_of_16_lanes(e, sum_terms);
     // In lanes 0..15 1 <= sum <= 16 (the largest logit contributes exp(0));
     // lanes 16..31 may have summed zeros, and are lifted to 1, so every
-    // lane's sum is in reciprocal_of_normal's range. A rounded reciprocal and a product
-    // are within 1.5 ulp of the quotient, and unlike the IEEE division take
-    // no slow path where e is 0.
+    // lane's sum is in reciprocal_of_normal's range. A rounded reciprocal
+    // and a product are within 1.5 ulp of the quotient, and unlike the IEEE
+    // division take no slow path where e is 0.
     const float finite_weight = e * reciprocal_of_normal(fmaxf(sum, 1.0f));
     if (largest == INFINITY) return inf_weight;
     return largest > -INFINITY ? finite_weight : 0.0f;  // else every chosen logit is -inf or NaN
