@@ -90,6 +90,20 @@ __device__ __forceinline__ void write_one_token_expert_table(const RouteArgs &a,
 // the whole live length first, by every thread and coalesced, and the
 // pairs over it.
 
+// Every thread of the CTA, once the warps have written their tokens'
+// pair_ids (warps below `tokens` hold one each, token w warp w's): sets
+// each pair's bit. Returns, in lane j < k of such a warp, pair j's expert,
+// and -1 elsewhere.
+__device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared &sh, int32_t tokens) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    __syncthreads();  // every token ranked, every word clear
+    const int32_t local = warp < tokens && lane < a.top_k ? sh.pair_ids[warp][lane] : -1;
+    if (local >= 0) atomicOr(&sh.token_mask[local], 1u << warp);
+    __syncthreads();
+    return local;
+}
+
 // Every thread of the CTA calls it once the warps have ranked their tokens.
 // (Marking each token as soon as its warp has ranked it, with the masks
 // cleared behind a barrier before the ranking, measured no faster: 0.03
@@ -102,11 +116,8 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
     const int k = a.top_k;
     const int E = a.plan_experts;
     const int32_t bm = a.block_m;
-    const bool pair_thread = warp < M && lane < k;
-    __syncthreads();  // every token ranked, every mask clear
-    const int32_t pair_expert = pair_thread ? sh.pair_ids[warp][lane] : 0;
-    if (pair_thread) atomicOr(&sh.token_mask[pair_expert], 1u << warp);
-    __syncthreads();
+    const int32_t pair_expert = mark_token_bits(a, sh, M);
+    const bool pair_thread = pair_expert >= 0;
     const uint32_t tokens = e < E ? sh.token_mask[e] : 0u;
     const int32_t count = __popc(tokens);
     // At most ceil(M / block_m) <= 16 blocks: a scan of values below 32,
