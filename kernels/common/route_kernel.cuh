@@ -93,6 +93,19 @@ __device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a, int 
     return true;
 }
 
+// small and large with at most one token a warp, rows of 16 slots: warp
+// w's row (the CTA's token w) toward L2 right after the dependency wait,
+// as prefetch_few_token_rows does in tiny. Returns whether the CTA holds
+// so few tokens.
+template <bool kAnyType>
+__device__ __forceinline__ bool prefetch_cta_token_rows(const RouteArgs &a) {
+    if (a.tokens_per_cta > kWarpsPerBlock) return false;
+    const int warp = threadIdx.x >> 5;
+    const int64_t token = static_cast<int64_t>(blockIdx.x) * a.tokens_per_cta + warp;
+    if (warp < a.tokens_per_cta && token < a.num_tokens) prefetch_row<kAnyType>(a, static_cast<int32_t>(token));
+    return true;
+}
+
 struct NoEarlyReads {
     __device__ void operator()() const {}
 };
@@ -119,7 +132,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     phase_clock(a, 1);
     constexpr int kPrefetchTokens =
         !kOneCta ? 0 : kSlots >= 16 ? kWarpsPerBlock : !kFlavoured && kSlots >= kCtaRankMinSlots ? 1 : 0;
-    const bool rows_prefetched = kPrefetchTokens > 0 && prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens);
+    const bool rows_prefetched = kPrefetchTokens > 0   ? prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens)
+                                 : !kOneCta && kSlots >= 16 ? prefetch_cta_token_rows<kFlavoured>(a)
+                                                            : false;
     early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
