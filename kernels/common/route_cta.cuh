@@ -389,8 +389,17 @@ __device__ __forceinline__ void fill_tail(const RouteArgs &a, int32_t live_lengt
     for (uint32_t b = live_blocks + thread; b < capacity_blocks; b += threads) a.expert_ids[b] = -1;
 }
 
+// expert_counts[e] and expert_offsets[e], where asked for.
+__device__ __forceinline__ void write_expert_table_entry(const RouteArgs &a, int32_t e, int32_t count,
+                                                         int32_t offset) {
+    if (a.expert_counts) a.expert_counts[e] = count;
+    if (a.expert_offsets) a.expert_offsets[e] = offset;
+}
+
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
+// Each expert's entries of the table are written where its runs are, by
+// the thread that reads its group (a loop of their own measured slower).
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
                                                 int num_ctas) {
     const int E = a.plan_experts;
@@ -432,6 +441,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         for (int32_t e = first_expert; e < E; e += lane_groups) {
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
+            if (sub == 0) write_expert_table_entry(a, e, sh.total[e], begin);
             // Unrolled: with one lane per expert a run takes up to block_m - 1
             // steps (measured: rolled, E512 M8 0.26 us slower).
             for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
@@ -451,6 +461,7 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             const int32_t e = first + lane * warps;
             int32_t pad_from = 0, pad_to = 0, block_from = 0, block_to = 0;
             if (e < E) {
+                write_expert_table_entry(a, e, sh.total[e], sh.offset[e]);
                 pad_from = sh.offset[e] + sh.total[e];
                 pad_to = sh.offset[e + 1];
                 block_from = block_m_divide(a, sh.offset[e]);
@@ -493,11 +504,6 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             }
             a.expert_ids[b] = lo;
         }
-    }
-#pragma unroll 1
-    for (uint32_t e = thread; e < static_cast<uint32_t>(E); e += threads) {
-        if (a.expert_counts) a.expert_counts[e] = sh.total[e];
-        if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];
     }
     if (thread == 0) {
         *a.num_tokens_post_padded = live_length;
