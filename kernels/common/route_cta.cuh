@@ -398,8 +398,12 @@ __device__ __forceinline__ void write_expert_table_entry(const RouteArgs &a, int
 
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
-// Each expert's entries of the table are written where its runs are, by
-// the thread that reads its group (a loop of their own measured slower).
+// With long runs each expert's entries of the table are written by the lane
+// that reads its group, in the same pass; with short runs, whose groups of
+// lanes would leave most lanes idle, in a pass of their own, coalesced.
+// Measured on the H200 (bench/RESULTS.md): in the pass of the long runs,
+// E128 4096 tokens -0.07 us, E256 64 tokens -0.05; in the short runs' pass,
+// E512 32 tokens +0.03 to +0.04.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
                                                 int num_ctas) {
     const int E = a.plan_experts;
@@ -441,7 +445,6 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         for (int32_t e = first_expert; e < E; e += lane_groups) {
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
-            if (sub == 0) write_expert_table_entry(a, e, sh.total[e], begin);
             // Unrolled: with one lane per expert a run takes up to block_m - 1
             // steps (measured: rolled, E512 M8 0.26 us slower).
             for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
@@ -504,6 +507,11 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
             }
             a.expert_ids[b] = lo;
         }
+    }
+    if (bm <= kShortRunMaxBlockM) {
+#pragma unroll 1
+        for (uint32_t e = thread; e < static_cast<uint32_t>(E); e += threads)
+            write_expert_table_entry(a, e, sh.total[e], sh.offset[e]);
     }
     if (thread == 0) {
         *a.num_tokens_post_padded = live_length;
