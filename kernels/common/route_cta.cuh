@@ -399,11 +399,10 @@ __device__ __forceinline__ void write_expert_table_entry(const RouteArgs &a, int
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
 // With long runs each expert's entries of the table are written by the lane
-// that reads its group, in the same pass; with short runs, whose groups of
-// lanes would leave most lanes idle, in a pass of their own, coalesced.
-// Measured on the H200 (bench/RESULTS.md): in the pass of the long runs,
-// E128 4096 tokens -0.07 us, E256 64 tokens -0.05; in the short runs' pass,
-// E512 32 tokens +0.03 to +0.04.
+// that reads its group, in the same pass (E256 64 tokens -0.03 us on the
+// H200, bench/RESULTS.md); with short runs in a pass of their own, a thread
+// an expert: written by the groups' first lanes instead, E512 32 tokens
+// measured 0.03 to 0.05 us slower.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
                                                 int num_ctas) {
     const int E = a.plan_experts;
