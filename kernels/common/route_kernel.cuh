@@ -134,7 +134,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     constexpr int kPrefetchTokens =
         !kOneCta ? 0 : kSlots >= 16 ? kWarpsPerBlock : !kFlavoured && kSlots >= kCtaRankMinSlots ? 1 : 0;
     const bool rows_prefetched = kPrefetchTokens > 0   ? prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens)
-                                 : !kOneCta && kSlots >= 8 ? prefetch_cta_token_rows<kFlavoured>(a)
+                                 : !kOneCta ? prefetch_cta_token_rows<kFlavoured>(a)
                                                             : false;
     early();
     if (route_empty_call(a)) {
