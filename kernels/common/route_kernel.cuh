@@ -93,11 +93,14 @@ __device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a, int 
     return true;
 }
 
-// small and large with at most one token a warp, rows of 16 slots: warp
-// w's row (the CTA's token w) toward L2 right after the dependency wait,
-// as prefetch_few_token_rows does in tiny. Returns whether the CTA holds
-// so few tokens. Measured on the H200 (bench/RESULTS.md): E512 32 tokens
-// -0.06 to -0.08 us, 128 tokens -0.02 to -0.04, 512 tokens -0.03.
+// small and large with at most one token a warp: warp w's row (the CTA's
+// token w) toward L2 right after the dependency wait, as
+// prefetch_few_token_rows does in tiny. Returns whether the CTA holds so
+// few tokens. Measured on the H200 (bench/RESULTS.md): E512 32 tokens
+// -0.06 to -0.08 us, 128 tokens -0.02 to -0.04, 512 tokens -0.03; E256 64
+// tokens -0.06, 1024 tokens -0.05 to -0.07, E128 64 tokens -0.04. Not in
+// the flavoured kernels' rows of 8 slots or fewer: DeepSeek-V3 at 128
+// tokens measured 0.03 us slower with it.
 template <bool kAnyType>
 __device__ __forceinline__ bool prefetch_cta_token_rows(const RouteArgs &a) {
     if (a.tokens_per_cta > kWarpsPerBlock) return false;
@@ -134,7 +137,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     constexpr int kPrefetchTokens =
         !kOneCta ? 0 : kSlots >= 16 ? kWarpsPerBlock : !kFlavoured && kSlots >= kCtaRankMinSlots ? 1 : 0;
     const bool rows_prefetched = kPrefetchTokens > 0   ? prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens)
-                                 : !kOneCta ? prefetch_cta_token_rows<kFlavoured>(a)
+                                 : !kOneCta && (!kFlavoured || kSlots >= 16) ? prefetch_cta_token_rows<kFlavoured>(a)
                                                             : false;
     early();
     if (route_empty_call(a)) {
