@@ -402,7 +402,7 @@ __device__ __forceinline__ void write_expert_table_entry(const RouteArgs &a, int
 // that reads its group, in the same pass (E256 64 tokens -0.03 us on the
 // H200, bench/RESULTS.md); with short runs in a pass of their own, a thread
 // an expert: written by the groups' first lanes instead, E512 32 tokens
-// measured 0.03 to 0.05 us slower.
+// measured 0.04 to 0.05 us slower.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
                                                 int num_ctas) {
     const int E = a.plan_experts;
