@@ -136,9 +136,10 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     phase_clock(a, 1);
     constexpr int kPrefetchTokens =
         !kOneCta ? 0 : kSlots >= 16 ? kWarpsPerBlock : !kFlavoured && kSlots >= kCtaRankMinSlots ? 1 : 0;
-    const bool rows_prefetched = kPrefetchTokens > 0   ? prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens)
-                                 : !kOneCta && (!kFlavoured || kSlots >= 16) ? prefetch_cta_token_rows<kFlavoured>(a)
-                                                            : false;
+    constexpr bool kPrefetchCtaRows = !kOneCta && (!kFlavoured || kSlots >= 16);
+    const bool rows_prefetched = kPrefetchTokens > 0 ? prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens)
+                                 : kPrefetchCtaRows  ? prefetch_cta_token_rows<kFlavoured>(a)
+                                                     : false;
     early();
     if (route_empty_call(a)) {
         allow_dependent_launch();
