@@ -290,6 +290,28 @@ __device__ __forceinline__ int32_t cta_expert_count_from_bits(const RouteArgs &a
     return e < a.plan_experts ? __popc(sh.token_mask[e]) : 0;
 }
 
+// Token bits: each warp's one token, once sh.base holds each expert's
+// group start plus the pairs of earlier CTAs: the CTA's earlier pairs of
+// the expert are those of the warps before this one.
+__device__ __forceinline__ void place_pairs_by_token_bits(const RouteArgs &a, const CtaShared &sh,
+                                                          TokenRange cta_range) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const TokenRange range = warp_token_range(cta_range, warp);
+    const int k = a.top_k;
+    if (range.begin < range.end && lane < k) {
+        const int32_t p = range.begin * k + lane;
+        const int32_t local = sh.pair_ids[warp][lane];
+        if (local >= 0) {
+            const int32_t pos = sh.base[local] + __popc(sh.token_mask[local] & ((1u << warp) - 1u));
+            a.sorted_token_ids[pos] = p;
+            if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+        } else if (a.pair_to_sorted) {
+            a.pair_to_sorted[p] = -1;
+        }
+    }
+}
+
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
 // positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
 // before this one hold. This phase and the next run once per call, their
@@ -320,19 +342,7 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
     if (token_bits) {
-        // The warp's one token: the CTA's earlier pairs of the expert are
-        // those of the warps before this one.
-        if (range.begin < range.end && lane < k) {
-            const int32_t p = range.begin * k + lane;
-            const int32_t local = sh.pair_ids[warp][lane];
-            if (local >= 0) {
-                const int32_t pos = sh.base[local] + __popc(sh.token_mask[local] & ((1u << warp) - 1u));
-                a.sorted_token_ids[pos] = p;
-                if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
-            } else if (a.pair_to_sorted) {
-                a.pair_to_sorted[p] = -1;
-            }
-        }
+        place_pairs_by_token_bits(a, sh, cta_range);
         return;
     }
     int32_t *running = sh.warp_counts[warp];
@@ -517,6 +527,63 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
         if (a.expert_offsets) a.expert_offsets[E] = live_length;
     }
     if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, thread, threads);
+}
+
+// The blocks a CTA's block map holds: the rows of warp_counts after the
+// token bits' row, free where a call counts by token bits.
+constexpr int32_t kBlockMapCapacity = (kWarpsPerBlock - 1) * kMaxExperts;
+__device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
+    return reinterpret_cast<uint32_t *>(sh.warp_counts[1]);
+}
+
+// The plan of a call that counts by token bits, from a map of its blocks:
+// each CTA scans the experts' block counts, and thread e writes, for each
+// block of expert e, its expert and how many of its positions hold pairs
+// (e << 16 | pairs; block_m <= 256). After one barrier every thread of the
+// grid owns consecutive positions and blocks, as fill_tail does: a
+// sentinel where the block's pairs end, the block's expert id. The plan
+// that walks the experts' runs instead costs each of its steps a chain of
+// shared-memory loads and branches (about 1,500 cycles at E512 32 tokens,
+// bench/RESULTS.md). Returns false, having written nothing, where the map
+// would not fit; the caller then plans as for any other call.
+template <bool kFlavoured>
+__device__ __forceinline__ bool write_plan_by_block_map(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
+                                                        int32_t total, int32_t earlier_ctas) {
+    const int e = threadIdx.x;
+    const int L = a.plan_experts;
+    const int32_t bm = a.block_m;
+    const bool planned = e < L;
+    const int32_t blocks = planned && total > 0 ? block_m_divide(a, total - 1) + 1 : 0;
+    int32_t live_blocks = 0;
+    const int32_t first_block = block_exclusive_scan(blocks, sh.scan_scratch, &live_blocks);
+    if (live_blocks > kBlockMapCapacity) return false;  // the same in every CTA
+    const int32_t offset = first_block * bm;
+    const int32_t live_length = live_blocks * bm;
+    uint32_t *map = block_map(sh);
+    if (planned) sh.base[e] = offset + earlier_ctas;
+#pragma unroll 1
+    for (int32_t b = 0; b < blocks; ++b)
+        map[first_block + b] = static_cast<uint32_t>(e) << 16 | static_cast<uint32_t>(min(total - b * bm, bm));
+    __syncthreads();
+    place_pairs_by_token_bits(a, sh, cta_range);
+    const int32_t sentinel = a.num_tokens * a.top_k;
+    const uint32_t thread = blockIdx.x * kBlockThreads + threadIdx.x;
+    const uint32_t threads = gridDim.x * kBlockThreads;
+#pragma unroll 1
+    for (uint32_t p = thread; p < static_cast<uint32_t>(live_length); p += threads) {
+        const uint32_t b = alphamoe_divide(p, a.block_m_divisor);
+        if (p - b * bm >= (map[b] & 0xffffu)) a.sorted_token_ids[p] = sentinel;
+    }
+#pragma unroll 1
+    for (uint32_t b = thread; b < static_cast<uint32_t>(live_blocks); b += threads)
+        a.expert_ids[b] = static_cast<int32_t>(map[b] >> 16);
+    if (blockIdx.x == 0 && planned) write_expert_table_entry(a, e, total, offset);
+    if (thread == 0) {
+        *a.num_tokens_post_padded = live_length;
+        if (a.expert_offsets) a.expert_offsets[L] = live_length;
+    }
+    if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, thread, threads);
+    return true;
 }
 
 }  // namespace alphamoe
