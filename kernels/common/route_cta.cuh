@@ -312,39 +312,42 @@ __device__ __forceinline__ void place_pairs_by_token_bits(const RouteArgs &a, co
     }
 }
 
-// Phase 3: group offsets from the totals (thread e holds expert e's), then
-// positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
-// before this one hold. This phase and the next run once per call, their
-// code fetched cold: their loops stay rolled (#pragma unroll 1), since an
-// unrolled copy costs more instruction fetches than the loop steps it saves
-// (the token loop's steps wait on one another through `running` anyway).
-template <bool kFlavoured>
-__device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
-                                            int32_t total, int32_t earlier_ctas, bool token_bits) {
-    const int e = threadIdx.x;
-    const int32_t bm = a.block_m;
-    // roundup(total, bm), as (total - 1) / bm + 1 blocks: the divisor takes
-    // numerators below 2^31, and total - 1 is (total + bm - 1 may not be).
-    const int32_t padded =
-        e < a.plan_experts && total > 0 ? (block_m_divide(a, total - 1) + 1) * bm : 0;
-    int32_t live_length = 0;
-    const int32_t offset = block_exclusive_scan(padded, sh.scan_scratch, &live_length);
-    if (e < a.plan_experts) {
-        sh.offset[e] = offset;
-        sh.total[e] = total;
-        sh.base[e] = offset + earlier_ctas;
-    }
-    if (e == 0) sh.offset[a.plan_experts] = live_length;
-    __syncthreads();
+// What place_pairs leaves for write_plan_rest: thread e's expert group
+// (its pairs, its first block, its blocks) and the call's live blocks, and
+// whether the plan's blocks fit a block map (the same in every CTA).
+struct PlanGroups {
+    int32_t total;
+    int32_t first_block;
+    int32_t blocks;
+    int32_t live_blocks;
+    bool mapped;
+};
 
+// The blocks a CTA's block map holds: the rows of warp_counts after the
+// token bits' row. Every block's entry is its expert and how many of its
+// positions hold pairs (e << 16 | pairs; block_m <= 256).
+constexpr int32_t kBlockMapCapacity = (kWarpsPerBlock - 1) * kMaxExperts;
+__device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
+    return reinterpret_cast<uint32_t *>(sh.warp_counts[1]);
+}
+
+// Thread e writes the map entries of expert e's blocks.
+__device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &sh, const PlanGroups &g) {
+    uint32_t *map = block_map(sh);
+    const uint32_t expert = static_cast<uint32_t>(threadIdx.x) << 16;
+#pragma unroll 1
+    for (int32_t b = 0; b < g.blocks; ++b)
+        map[g.first_block + b] = expert | static_cast<uint32_t>(min(g.total - b * a.block_m, a.block_m));
+}
+
+// Per-warp rows of counts: the warp replays its tokens in order, each pair
+// taking the next position of its expert's share.
+template <bool kFlavoured>
+__device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShared &sh, TokenRange cta_range) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const TokenRange range = warp_token_range(cta_range, warp);
     const int k = a.top_k;
-    if (token_bits) {
-        place_pairs_by_token_bits(a, sh, cta_range);
-        return;
-    }
     int32_t *running = sh.warp_counts[warp];
     const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;
 #pragma unroll 1
@@ -381,6 +384,45 @@ __device__ __forceinline__ void place_pairs(const RouteArgs &a, CtaShared &sh, T
     }
 }
 
+// Phase 3: group offsets from the totals (thread e holds expert e's), then
+// positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
+// before this one hold. This phase and the next run once per call, their
+// code fetched cold: their loops stay rolled (#pragma unroll 1), since an
+// unrolled copy costs more instruction fetches than the loop steps it saves
+// (the token loop's steps wait on one another through `running` anyway).
+// With token bits the block map is written before the barrier the pairs
+// wait for anyway; per-warp rows of counts hold the map's space until the
+// pairs are placed.
+template <bool kFlavoured>
+__device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
+                                                  int32_t total, int32_t earlier_ctas, bool token_bits) {
+    const int e = threadIdx.x;
+    const int32_t bm = a.block_m;
+    PlanGroups g;
+    g.total = total;
+    // ceil(total / bm), as (total - 1) / bm + 1: the divisor takes
+    // numerators below 2^31, and total - 1 is (total + bm - 1 may not be).
+    g.blocks = e < a.plan_experts && total > 0 ? block_m_divide(a, total - 1) + 1 : 0;
+    g.first_block = block_exclusive_scan(g.blocks, sh.scan_scratch, &g.live_blocks);
+    g.mapped = g.live_blocks <= kBlockMapCapacity;
+    const int32_t offset = g.first_block * bm;
+    if (e < a.plan_experts) {
+        sh.base[e] = offset + earlier_ctas;
+        if (!g.mapped) {
+            sh.offset[e] = offset;
+            sh.total[e] = total;
+        }
+    }
+    if (e == 0 && !g.mapped) sh.offset[a.plan_experts] = g.live_blocks * bm;
+    if (g.mapped && token_bits) write_block_map(a, sh, g);
+    __syncthreads();
+    if (token_bits)
+        place_pairs_by_token_bits(a, sh, cta_range);
+    else
+        place_pairs_by_rows<kFlavoured>(a, sh, cta_range);
+    return g;
+}
+
 // The largest block_m whose padding runs (at most block_m - 1 sentinels)
 // are written by a few lanes per expert: measured on the H200, that beats
 // a warp walking the groups one by one; with block_m 64 the warp wins.
@@ -413,8 +455,8 @@ __device__ __forceinline__ void write_expert_table_entry(const RouteArgs &a, int
 // H200, bench/RESULTS.md); with short runs in a pass of their own, a thread
 // an expert: written by the groups' first lanes instead, E512 32 tokens
 // measured 0.04 to 0.05 us slower.
-__device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaShared &sh, int cta,
-                                                int num_ctas) {
+__device__ __forceinline__ void write_plan_by_runs(const RouteArgs &a, const CtaShared &sh, int cta,
+                                                   int num_ctas) {
     const int E = a.plan_experts;
     const int32_t bm = a.block_m;
     const int32_t sentinel = a.num_tokens * a.top_k;
@@ -529,43 +571,14 @@ __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, const CtaSha
     if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, thread, threads);
 }
 
-// The blocks a CTA's block map holds: the rows of warp_counts after the
-// token bits' row, free where a call counts by token bits.
-constexpr int32_t kBlockMapCapacity = (kWarpsPerBlock - 1) * kMaxExperts;
-__device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
-    return reinterpret_cast<uint32_t *>(sh.warp_counts[1]);
-}
-
-// The plan of a call that counts by token bits, from a map of its blocks:
-// each CTA scans the experts' block counts, and thread e writes, for each
-// block of expert e, its expert and how many of its positions hold pairs
-// (e << 16 | pairs; block_m <= 256). After one barrier every thread of the
-// grid owns consecutive positions and blocks, as fill_tail does: a
-// sentinel where the block's pairs end, the block's expert id. The plan
-// that walks the experts' runs instead costs each of its steps a chain of
-// shared-memory loads and branches (about 1,500 cycles at E512 32 tokens,
-// bench/RESULTS.md). Returns false, having written nothing, where the map
-// would not fit; the caller then plans as for any other call.
-template <bool kFlavoured>
-__device__ __forceinline__ bool write_plan_by_block_map(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
-                                                        int32_t total, int32_t earlier_ctas) {
-    const int e = threadIdx.x;
-    const int L = a.plan_experts;
+// The plan's blocks from the block map, every thread of the grid owning
+// consecutive positions and blocks (as fill_tail): a sentinel where the
+// block's pairs end, the block's expert id. The expert table is CTA 0's,
+// from each thread's group.
+__device__ __forceinline__ void write_plan_by_block_map(const RouteArgs &a, CtaShared &sh, const PlanGroups &g) {
+    const uint32_t *map = block_map(sh);
     const int32_t bm = a.block_m;
-    const bool planned = e < L;
-    const int32_t blocks = planned && total > 0 ? block_m_divide(a, total - 1) + 1 : 0;
-    int32_t live_blocks = 0;
-    const int32_t first_block = block_exclusive_scan(blocks, sh.scan_scratch, &live_blocks);
-    if (live_blocks > kBlockMapCapacity) return false;  // the same in every CTA
-    const int32_t offset = first_block * bm;
-    const int32_t live_length = live_blocks * bm;
-    uint32_t *map = block_map(sh);
-    if (planned) sh.base[e] = offset + earlier_ctas;
-#pragma unroll 1
-    for (int32_t b = 0; b < blocks; ++b)
-        map[first_block + b] = static_cast<uint32_t>(e) << 16 | static_cast<uint32_t>(min(total - b * bm, bm));
-    __syncthreads();
-    place_pairs_by_token_bits(a, sh, cta_range);
+    const int32_t live_length = g.live_blocks * bm;
     const int32_t sentinel = a.num_tokens * a.top_k;
     const uint32_t thread = blockIdx.x * kBlockThreads + threadIdx.x;
     const uint32_t threads = gridDim.x * kBlockThreads;
@@ -575,15 +588,36 @@ __device__ __forceinline__ bool write_plan_by_block_map(const RouteArgs &a, CtaS
         if (p - b * bm >= (map[b] & 0xffffu)) a.sorted_token_ids[p] = sentinel;
     }
 #pragma unroll 1
-    for (uint32_t b = thread; b < static_cast<uint32_t>(live_blocks); b += threads)
+    for (uint32_t b = thread; b < static_cast<uint32_t>(g.live_blocks); b += threads)
         a.expert_ids[b] = static_cast<int32_t>(map[b] >> 16);
-    if (blockIdx.x == 0 && planned) write_expert_table_entry(a, e, total, offset);
+    const int e = threadIdx.x;
+    if (blockIdx.x == 0 && e < a.plan_experts) write_expert_table_entry(a, e, g.total, g.first_block * bm);
     if (thread == 0) {
         *a.num_tokens_post_padded = live_length;
-        if (a.expert_offsets) a.expert_offsets[L] = live_length;
+        if (a.expert_offsets) a.expert_offsets[a.plan_experts] = live_length;
     }
-    if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, thread, threads);
-    return true;
+    if (a.flags & kFlagTailFill) fill_tail(a, live_length, g.live_blocks, thread, threads);
+}
+
+// Everything of the plan that is not a pair position, once place_pairs
+// has placed the CTA's pairs: from the block map where the blocks fit one
+// (the rows of counts give it their space once every warp has placed its
+// pairs), else by walking the experts' runs. The map measured 0.12 to
+// 0.48 us faster on the H200 (bench/RESULTS.md): each step of the runs'
+// walk is a chain of shared-memory loads and branches, about 1,500 cycles
+// in all at E512 32 tokens.
+__device__ __forceinline__ void write_plan_rest(const RouteArgs &a, CtaShared &sh, const PlanGroups &g,
+                                                bool token_bits) {
+    if (!g.mapped) {
+        write_plan_by_runs(a, sh, blockIdx.x, gridDim.x);
+        return;
+    }
+    if (!token_bits) {
+        __syncthreads();
+        write_block_map(a, sh, g);
+        __syncthreads();
+    }
+    write_plan_by_block_map(a, sh, g);
 }
 
 }  // namespace alphamoe

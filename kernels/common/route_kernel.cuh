@@ -189,11 +189,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     int32_t total = 0, earlier = 0;
     exchange(count, &total, &earlier);
     phase_clock(a, 4);
-    if (!token_bits || !write_plan_by_block_map<kFlavoured>(a, sh, range, total, earlier)) {
-        place_pairs<kFlavoured>(a, sh, range, total, earlier, token_bits);
-        phase_clock(a, 5);
-        write_plan_rest(a, sh, blockIdx.x, gridDim.x);
-    }
+    const PlanGroups groups = place_pairs<kFlavoured>(a, sh, range, total, earlier, token_bits);
+    phase_clock(a, 5);
+    write_plan_rest(a, sh, groups, token_bits);
     phase_clock(a, 6);
     allow_dependent_launch();
 }
