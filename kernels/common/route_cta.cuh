@@ -337,6 +337,9 @@ __device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
 // stores costs about 20 cycles a block (E512 4096 tokens in shared-expert
 // mode, 64 blocks a call: 0.7 us on the H200).
 constexpr int32_t kBlockMapOwnBlocks = 4;
+// The most blocks per plan expert, on average, of a call planned from the
+// block map.
+constexpr int32_t kBlockMapMaxMeanBlocks = 8;
 
 // Thread e writes the map entries of expert e's blocks; every thread of
 // the CTA calls it.
@@ -429,7 +432,7 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     // Where most groups are long (few experts, many tokens), walking the
     // runs costs less than mapping every block (E8 4096 tokens, 17 blocks
     // an expert: 0.3 us on the H200).
-    g.mapped = g.live_blocks <= kBlockMapCapacity && g.live_blocks <= kBlockMapOwnBlocks * a.plan_experts;
+    g.mapped = g.live_blocks <= kBlockMapCapacity && g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts;
     const int32_t offset = g.first_block * bm;
     if (e < a.plan_experts) {
         sh.base[e] = offset + earlier_ctas;
