@@ -432,7 +432,8 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     // Where most groups are long (few experts, many tokens), walking the
     // runs costs less than mapping every block (E8 4096 tokens, 17 blocks
     // an expert: 0.3 us on the H200).
-    g.mapped = g.live_blocks <= kBlockMapCapacity && g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts;
+    g.mapped = g.live_blocks <= kBlockMapCapacity && g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts &&
+               (token_bits || !kFlavoured);
     const int32_t offset = g.first_block * bm;
     if (e < a.plan_experts) {
         sh.base[e] = offset + earlier_ctas;
