@@ -332,15 +332,15 @@ __device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
 }
 
 // A group's map entries are written by its own thread up to this many
-// blocks, the first kBlockMapUnrolledBlocks of them with no loop; a longer
-// group's further blocks by its warp (the shared expert's group, or any
-// with many pairs). Each step of one thread's loop costs about 20 cycles
-// (E512 4096 tokens in shared-expert mode, 64 blocks: 0.7 us on the
-// H200), and each group the warp writes about 80 (E256 8192 tokens, about
-// 5 blocks an expert: 1.8 us when every group above 4 blocks was the
-// warp's).
-constexpr int32_t kBlockMapUnrolledBlocks = 8;
-constexpr int32_t kBlockMapOwnBlocks = 16;
+// blocks, a loop step each; a longer group's further blocks by its warp
+// (the shared expert's group, or any with many pairs). Each step of one
+// thread's loop costs about 20 cycles (E512 4096 tokens in shared-expert
+// mode, 64 blocks: 0.7 us on the H200), and each group the warp writes
+// about 80 (E256 8192 tokens, about 5 blocks an expert: 1.8 us when every
+// group above 4 blocks was the warp's). Unrolled, with a predicate a
+// block, the thread's steps cost the calls of one or two blocks an expert
+// (E512 32 to 512 tokens) up to 0.15 us.
+constexpr int32_t kBlockMapOwnBlocks = 8;
 // The most blocks per plan expert, on average, of a call planned from the
 // block map.
 constexpr int32_t kBlockMapMaxMeanBlocks = 8;
@@ -356,12 +356,8 @@ __device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &s
     uint32_t *map = block_map(sh) + g.first_block;
     const int32_t bm = a.block_m;
     const uint32_t expert = threadIdx.x;
-#pragma unroll
-    for (int32_t b = 0; b < kBlockMapUnrolledBlocks; ++b)
-        if (b < g.blocks) map[b] = block_map_entry(expert, g.total, b, bm);
 #pragma unroll 1
-    for (int32_t b = kBlockMapUnrolledBlocks; b < min(g.blocks, kBlockMapOwnBlocks); ++b)
-        map[b] = block_map_entry(expert, g.total, b, bm);
+    for (int32_t b = 0; b < min(g.blocks, kBlockMapOwnBlocks); ++b) map[b] = block_map_entry(expert, g.total, b, bm);
     const int lane = threadIdx.x & 31;
 #pragma unroll 1
     for (uint32_t pending = __ballot_sync(kFullMask, g.blocks > kBlockMapOwnBlocks); pending;
