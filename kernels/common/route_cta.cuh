@@ -338,8 +338,9 @@ __device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
 // mode, 64 blocks: 0.7 us on the H200), and each group the warp writes
 // about 80 (E256 8192 tokens, about 5 blocks an expert: 1.8 us when every
 // group above 4 blocks was the warp's). Unrolled, with a predicate a
-// block, the thread's steps cost the calls of one or two blocks an expert
-// (E512 32 to 512 tokens) up to 0.15 us.
+// block (eight, then a loop to 16), the thread's steps measured 0.05 to
+// 0.07 us slower at E512 32 and 128 tokens and 0.29 for DeepSeek-V3 at
+// 128, where most groups are a block or two.
 constexpr int32_t kBlockMapOwnBlocks = 8;
 // The most blocks per plan expert, on average, of a call planned from the
 // block map.
@@ -642,10 +643,12 @@ __device__ __forceinline__ void write_plan_by_block_map(const RouteArgs &a, CtaS
 // Everything of the plan that is not a pair position, once place_pairs
 // has placed the CTA's pairs: from the block map where the blocks fit one
 // (the rows of counts give it their space once every warp has placed its
-// pairs), else by walking the experts' runs. The map measured 0.12 to
-// 0.48 us faster on the H200 (bench/RESULTS.md): each step of the runs'
-// walk is a chain of shared-memory loads and branches, about 1,500 cycles
-// in all at E512 32 tokens.
+// pairs), else by walking the experts' runs. Measured on the H200
+// (bench/RESULTS.md), the map is 0.05 to 0.35 us faster: E512 32 tokens
+// -0.27, 512 -0.25, 4096 -0.23, E256 64 tokens -0.22, DeepSeek-V3 128
+// tokens -0.35. Each step of the runs' walk is a chain of shared-memory
+// loads and branches: about 1,500 cycles in all at E512 32 tokens, the
+// same when run a second time in the same call.
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, CtaShared &sh, const PlanGroups &g,
                                                 bool token_bits) {
     if (!g.mapped) {
