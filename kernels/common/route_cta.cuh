@@ -335,9 +335,10 @@ __device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
 // blocks, a loop step each; a longer group's further blocks by its warp
 // (the shared expert's group, or any with many pairs). Each step of one
 // thread's loop costs about 20 cycles (E512 4096 tokens in shared-expert
-// mode, 64 blocks: 0.7 us on the H200), and each group the warp writes
-// about 80 (E256 8192 tokens, about 5 blocks an expert: 1.8 us when every
-// group above 4 blocks was the warp's). Unrolled, with a predicate a
+// mode, 64 blocks: 0.7 us on the H200), and the warp writes its groups
+// one after the other, each a ballot, three shuffles and a loop (E256
+// 8192 tokens, about 5 blocks an expert: 1.8 us slower when every group
+// above 4 blocks was the warp's). Unrolled, with a predicate a
 // block (eight, then a loop to 16), the thread's steps measured 0.05 to
 // 0.07 us slower at E512 32 and 128 tokens and 0.29 for DeepSeek-V3 at
 // 128, where most groups are a block or two.
