@@ -212,6 +212,36 @@ static void gpu_tokens_per_cta_limits(void **state) {
     print_message("# %d cases equal to the host reference\n", cases);
 }
 
+/* Both sides of the block map's limits (route_cta.cuh). With block_m 1 a
+ * call's blocks are its pairs: E64 k8 at 64 tokens has 8 blocks an
+ * expert on average, the most the map takes, and at 65 tokens the plan
+ * walks the runs. Equal logits give every token the same k experts, so a
+ * few groups of many blocks, which their warps write into the map; at
+ * 2,200 tokens the large kernel counts by rows (17 tokens a CTA). Every
+ * specialization, routed and shared-expert. */
+static void gpu_block_map_limits(void **state) {
+    (void)state;
+    test_rng rng = case_rng(20);
+    static const struct {
+        int32_t E, k, block_m, M;
+        logit_pattern pattern;
+    } shapes[] = {{64, 8, 1, 64, LOGITS_RANDOM},      {64, 8, 1, 65, LOGITS_RANDOM},
+                  {512, 10, 8, 512, LOGITS_ALL_EQUAL}, {512, 10, 8, 2200, LOGITS_ALL_EQUAL},
+                  {256, 8, 64, 2200, LOGITS_RANDOM},   {512, 10, 1, 409, LOGITS_RANDOM},
+                  {512, 10, 1, 410, LOGITS_RANDOM}};
+    int cases = 0;
+    for (int s = 0; s < COUNT(shapes); ++s)
+        for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+            for (int shared = 0; shared <= 1; ++shared) {
+                route_case c = {shapes[s].E, shapes[s].k, shapes[s].block_m, shapes[s].M, 0,
+                                (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | (cases % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL),
+                                force, shapes[s].pattern, 0, cases % 2, 0};
+                run_case(&c, &rng);
+                ++cases;
+            }
+    print_message("# %d cases equal to the host reference\n", cases);
+}
+
 /* Row strides above E (odd ones too) and logits only 4-byte aligned. */
 static void gpu_logits_row_stride(void **state) {
     (void)state;
@@ -644,6 +674,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_optional_outputs_and_tail),
         cmocka_unit_test(gpu_few_tokens),
         cmocka_unit_test(gpu_tokens_per_cta_limits),
+        cmocka_unit_test(gpu_block_map_limits),
         cmocka_unit_test(gpu_logits_row_stride),
         cmocka_unit_test(gpu_empty_batch),
         cmocka_unit_test(gpu_graph_replay),
