@@ -346,6 +346,7 @@ constexpr int32_t kBlockMapOwnBlocks = 8;
 // The most blocks per plan expert, on average, of a call planned from the
 // block map.
 constexpr int32_t kBlockMapMaxMeanBlocks = 8;
+static_assert(kBlockMapMaxMeanBlocks * kMaxExperts <= kBlockMapCapacity, "a call the map takes fits it");
 
 // The map entry of block b of thread e's group, e << 16 | its pairs.
 __device__ __forceinline__ uint32_t block_map_entry(uint32_t expert, int32_t total, int32_t b, int32_t bm) {
@@ -441,12 +442,11 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     g.first_block = block_exclusive_scan(g.blocks, sh.scan_scratch, &g.live_blocks);
     // Where most groups are long (few experts, many tokens), walking the
     // runs costs less than mapping every block (E8 4096 tokens, 17 blocks
-    // an expert: 0.3 us on the H200). The flavoured kernels walk them where
-    // they count by rows: mapped, DeepSeek-V3 and Kimi-K2 at 4096 tokens
-    // measured 0.6 to 1 us slower (bf16 logits and an expert map 0.3 to
-    // 0.4 us faster).
-    g.mapped = g.live_blocks <= kBlockMapCapacity && g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts &&
-               (token_bits || !kFlavoured);
+    // an expert: 0.3 us on the H200); the bound also keeps the map within
+    // its rows. The flavoured kernels walk them where they count by rows:
+    // mapped, DeepSeek-V3 and Kimi-K2 at 4096 tokens measured 0.6 to 1 us
+    // slower (bf16 logits and an expert map 0.3 to 0.4 us faster).
+    g.mapped = g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts && (token_bits || !kFlavoured);
     const int32_t offset = g.first_block * bm;
     if (e < a.plan_experts) {
         sh.base[e] = offset + earlier_ctas;
