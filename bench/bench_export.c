@@ -93,6 +93,11 @@ int write_csv(const bench_run *run, const char *path) {
         csv_floor(f, "one_row", &run->floors.one_row, GRAPH_NOT_MEASURED);
         csv_floor(f, "barrier", &run->floors.barrier, GRAPH_NOT_MEASURED);
         csv_floor(f, "copy", &run->floors.copy, GRAPH_NOT_MEASURED);
+        for (int i = 0; i < READ_FLOOR_COUNT; ++i) {
+            char name[32];
+            snprintf(name, sizeof(name), "read_m%d", (int)run->floors.reads[i].tokens);
+            csv_floor(f, name, &run->floors.reads[i].read, GRAPH_NOT_MEASURED);
+        }
     }
     for (int32_t i = 0; i < run->shape_count; ++i) csv_shape(f, &run->shapes[i]);
     for (int32_t i = 0; i < run->pdl_count; ++i) {
@@ -159,8 +164,16 @@ static void json_floors(FILE *f, const floor_figures *fl) {
     json_stats(f, "barrier", &fl->barrier);
     fprintf(f, ", \"barrier_ctas\": %d, ", (int)fl->barrier_ctas);
     json_stats(f, "copy", &fl->copy);
-    fprintf(f, ", \"copy_bytes\": %lld, \"copy_gb_per_s\": %.2f}", (long long)fl->copy_bytes,
+    fprintf(f, ", \"copy_bytes\": %lld, \"copy_gb_per_s\": %.2f", (long long)fl->copy_bytes,
             fl->copy_bytes_per_us * 1e-3);
+    for (int i = 0; i < READ_FLOOR_COUNT; ++i) {
+        char name[32];
+        snprintf(name, sizeof(name), "read_m%d", (int)fl->reads[i].tokens);
+        fprintf(f, ", ");
+        json_stats(f, name, &fl->reads[i].read);
+        fprintf(f, ", \"%s_bytes\": %lld", name, (long long)fl->reads[i].bytes);
+    }
+    fprintf(f, "}");
 }
 
 static void json_check(FILE *f, const char *key, check_state c) {

@@ -81,6 +81,12 @@ void print_floors(const bench_run *run) {
     printf("  memory rate %.0f GB/s (bytes read + written by the copy / its time);\n"
            "  a shape's bandwidth floor = its logits bytes / this rate\n",
            f->copy_bytes_per_us * 1e-3);
+    for (int i = 0; i < READ_FLOOR_COUNT; ++i) {
+        const read_floor *r = &f->reads[i];
+        snprintf(what, sizeof(what), "read once of %.2f MB (E512 M%d logits), %.0f GB/s", (double)r->bytes * 1e-6,
+                 (int)r->tokens, (double)r->bytes / r->read.median_us * 1e-3);
+        print_floor_line(what, &r->read);
+    }
 }
 
 static void print_shape_row(const shape_result *r) {

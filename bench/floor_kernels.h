@@ -23,6 +23,7 @@
 const void *bench_floor_empty_kernel(void);
 const void *bench_floor_one_row_kernel(void);
 const void *bench_floor_grid_barrier_kernel(void);
+const void *bench_floor_read_kernel(void);
 const void *bench_pdl_producer_kernel(void);
 int32_t bench_floor_barrier_words(void);
 
@@ -40,6 +41,15 @@ cudaError_t launch_one_row_floor(cudaStream_t stream, const float *row, float *o
  * one grid barrier; workspace: bench_floor_barrier_words() words, zeroed
  * once. */
 cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_t *workspace);
+
+/* The read floor's CTAs: READ_FLOOR_CTAS_PER_SM per multiprocessor of
+ * READ_FLOOR_THREADS threads. */
+#define READ_FLOOR_CTAS_PER_SM 16
+#define READ_FLOOR_THREADS 256
+
+/* Reads `bytes` (a multiple of 16) at `src` once, 16 bytes a load; `out`
+ * is one float, never written for a buffer of positive floats. */
+cudaError_t launch_read_floor(cudaStream_t stream, int32_t sm_count, const void *src, int64_t bytes, float *out);
 
 /* Writes `count` logits from `seed` after its compute phase, triggering
  * dependent launch in between (see floor_kernels.cu). */

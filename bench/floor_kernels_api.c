@@ -19,6 +19,13 @@ cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_
     return cudaLaunchCooperativeKernel(bench_floor_grid_barrier_kernel(), grid, block, args, 0, stream);
 }
 
+cudaError_t launch_read_floor(cudaStream_t stream, int32_t sm_count, const void *src, int64_t bytes, float *out) {
+    const dim3 grid = {(unsigned)(sm_count * READ_FLOOR_CTAS_PER_SM), 1, 1}, block = {READ_FLOOR_THREADS, 1, 1};
+    int64_t quads = bytes / 16;
+    void *args[] = {&src, &quads, &out};
+    return cudaLaunchKernel(bench_floor_read_kernel(), grid, block, args, 0, stream);
+}
+
 cudaError_t launch_producer(cudaStream_t stream, int32_t ctas, float *logits, int64_t count, uint64_t seed) {
     const dim3 grid = {(unsigned)ctas, 1, 1}, block = {PRODUCER_BLOCK_THREADS, 1, 1};
     int32_t work = PRODUCER_WORK;

@@ -16,6 +16,13 @@ typedef struct copy_ctx {
     size_t bytes;
 } copy_ctx;
 
+typedef struct read_ctx {
+    int32_t sm_count;
+    const void *src;
+    int64_t bytes;
+    float *out;
+} read_ctx;
+
 static int issue_empty(void *ctx, cudaStream_t s) {
     (void)ctx;
     CUDA_TRY(launch_empty_floor(s));
@@ -41,6 +48,12 @@ static int issue_barrier(void *ctx, cudaStream_t s) {
 static int issue_copy(void *ctx, cudaStream_t s) {
     const copy_ctx *c = ctx;
     CUDA_TRY(cudaMemcpyAsync(c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, s));
+    return 0;
+}
+
+static int issue_read(void *ctx, cudaStream_t s) {
+    const read_ctx *r = ctx;
+    CUDA_TRY(launch_read_floor(s, r->sm_count, r->src, r->bytes, r->out));
     return 0;
 }
 
@@ -106,12 +119,38 @@ static int measure_copy(bench_device *d, const sampling_plan *plan, floor_figure
     return rc;
 }
 
+/* Each read floor reads the first bytes of one buffer of the largest. */
+static int measure_reads(bench_device *d, const sampling_plan *plan, floor_figures *out) {
+    static const int32_t tokens[READ_FLOOR_COUNT] = READ_FLOOR_TOKENS;
+    const int64_t largest = (int64_t)tokens[READ_FLOOR_COUNT - 1] * FLOOR_ROW_FLOATS * (int64_t)sizeof(float);
+    void *buffer = NULL;
+    if (cudaMalloc(&buffer, (size_t)largest + sizeof(float)) != cudaSuccess ||
+        cudaMemset(buffer, 0x3c, (size_t)largest + sizeof(float)) != cudaSuccess ||
+        cudaDeviceSynchronize() != cudaSuccess) {
+        fprintf(stderr, BENCH_PROG ": cannot set up the %lld-byte read floor\n", (long long)largest);
+        if (buffer) cudaFree(buffer);
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < READ_FLOOR_COUNT && rc == 0; ++i) {
+        read_floor *r = &out->reads[i];
+        r->tokens = tokens[i];
+        r->bytes = (int64_t)tokens[i] * FLOOR_ROW_FLOATS * (int64_t)sizeof(float);
+        read_ctx c = {d->sm_count, buffer, r->bytes, (float *)((char *)buffer + largest)};
+        const workload w = {"read floor", issue_read, &c, 1, 0, METRIC_KERNEL_SUM};
+        rc = measure_cold(d, &w, plan, &r->read);
+    }
+    cudaFree(buffer);
+    return rc;
+}
+
 int measure_floors(bench_device *d, const sampling_plan *plan, int32_t graph_replays, floor_figures *out) {
     memset(out, 0, sizeof(*out));
     TRY(measure_empty(d, plan, graph_replays, out));
     TRY(measure_one_row(d, plan, out));
     TRY(measure_barrier(d, plan, out));
     TRY(measure_copy(d, plan, out));
+    TRY(measure_reads(d, plan, out));
     return 0;
 }
 

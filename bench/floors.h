@@ -9,8 +9,12 @@
  *   - a cooperative kernel of one CTA per multiprocessor crossing one grid
  *     barrier: what a cooperative router pays before any work;
  *   - a device-to-device copy of the largest logits buffer (E512, M16384):
- *     its rate gives each shape's bandwidth floor, logits bytes / rate.
- * All four are cold-L2 CUPTI durations, like the router's.
+ *     its rate gives each shape's bandwidth floor, logits bytes / rate;
+ *   - a read of the E512 logits of M4096 and of M16384 tokens, each byte
+ *     once, by a kernel that does nothing else: what reading a shape's
+ *     logits alone costs after the L2 eviction, which the copy's rate does
+ *     not say (a cold read of a buffer runs below the copy's rate).
+ * All are cold-L2 CUPTI durations, like the router's.
  */
 #ifndef ALPHAMOE_BENCH_FLOORS_H
 #define ALPHAMOE_BENCH_FLOORS_H
@@ -24,6 +28,16 @@
 /* E512 x M16384 FP32 logits. */
 #define FLOOR_COPY_BYTES ((int64_t)16384 * 512 * 4)
 
+/* The read floors' buffers: E512 logits of this many tokens. */
+#define READ_FLOOR_COUNT 2
+#define READ_FLOOR_TOKENS {4096, 16384}
+
+typedef struct read_floor {
+    int32_t tokens; /* E512 FP32 logits of this many tokens */
+    int64_t bytes;
+    round_stats read;
+} read_floor;
+
 typedef struct floor_figures {
     round_stats empty;
     double empty_graph_per_call_us;
@@ -33,6 +47,7 @@ typedef struct floor_figures {
     round_stats copy;
     int64_t copy_bytes;
     double copy_bytes_per_us; /* copy_bytes / copy.median_us */
+    read_floor reads[READ_FLOOR_COUNT];
 } floor_figures;
 
 int measure_floors(bench_device *d, const sampling_plan *plan, int32_t graph_replays, floor_figures *out);
