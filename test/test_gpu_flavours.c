@@ -41,7 +41,7 @@ static int g_ran, g_refused, g_refused_total;
 
 /* ------------------------------------------------------------ flavours */
 
-enum { EP_NONE, EP_RANGE, EP_MAP };
+enum { EP_NONE, EP_RANGE, EP_MAP, EP_MAP_SHARED_IDS };
 enum { GROUPS_AUTO = -1 }; /* a divisor of E up to 8, half of them kept */
 
 typedef struct flavour {
@@ -50,7 +50,8 @@ typedef struct flavour {
     uint32_t flags; /* among NO_RENORMALIZE and CORRECTION_BIAS */
     int32_t scoring, logits_type, groups, topk_groups;
     float scale;
-    int ep; /* EP_RANGE: the middle half of the experts; EP_MAP: a random half, junk values elsewhere */
+    int ep; /* EP_RANGE: the middle half of the experts; EP_MAP: a random half, junk values elsewhere;
+               EP_MAP_SHARED_IDS: E / 4 local ids, each of several experts */
 } flavour;
 
 #define NO_RENORM ALPHAMOE_FLAG_NO_RENORMALIZE
@@ -79,6 +80,8 @@ static const flavour kFlavours[] = {
     {"expert parallelism, local range", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE},
     {"expert parallelism, expert map", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
     {"deepseek-v3 on bf16 with an expert map", 256, 8, BIAS, SIG, BF16, 8, 4, 2.5f, EP_MAP},
+    {"expert parallelism, a map giving several experts one local id", 0, 0, 0, SMX, F32, 0, 0, 0.0f,
+     EP_MAP_SHARED_IDS},
     /* 16 groups of 32: at one token the CTA ranks the first (16 maxima of
      * 16 experts in the kept groups, k = 10); the second keeps too few
      * (6 maxima) and hands the token to warp 0. */
@@ -133,6 +136,9 @@ static alphamoe_params case_params(const route_case *c) {
     } else if (f->ep == EP_MAP) {
         p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
         p.local_expert_count = c->E / 2 > 0 ? c->E / 2 : 1;
+    } else if (f->ep == EP_MAP_SHARED_IDS) {
+        p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_count = c->E / 4 > 0 ? c->E / 4 : 1;
     }
     return p;
 }
@@ -186,7 +192,10 @@ static void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
     in->map = malloc((size_t)c->E * sizeof *in->map);
     assert_true(in->bias && in->map);
     fill_bias(rng, in->bias, c->E, c->bias);
-    fill_expert_map(rng, in->map, c->E, p.local_expert_count > 0 ? p.local_expert_count : c->E, 1);
+    if (c->f->ep == EP_MAP_SHARED_IDS)
+        fill_expert_map_with_shared_ids(rng, in->map, c->E, p.local_expert_count);
+    else
+        fill_expert_map(rng, in->map, c->E, p.local_expert_count > 0 ? p.local_expert_count : c->E, 1);
     in->device_logits = device_copy(in->logits, (size_t)n * logits_type_bytes(p.logits_type));
     in->device_bias = device_copy(in->bias, (size_t)c->E * sizeof(float));
     in->device_map = device_copy(in->map, (size_t)c->E * sizeof(int32_t));

@@ -376,6 +376,36 @@ __device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &s
     }
 }
 
+// Per-warp rows of counts under an expert map, which may give several of a
+// token's experts one local id: the warp takes its pairs in order, 32 a
+// step (a lane each). A pair's position is its local id's next one plus
+// the pairs of that id on lower lanes of the step (one match), and the
+// highest of those lanes advances the share. Measured on the H200: E512
+// 4096 tokens with a 64-expert map 0.24 us faster than a match per token;
+// without a map, where a token's ids are distinct and place_pairs_by_rows
+// needs no match, 0.2 to 0.27 us slower than its step per token.
+__device__ __forceinline__ void place_mapped_pairs_by_rows(const RouteArgs &a, CtaShared &sh, TokenRange range) {
+    const int lane = threadIdx.x & 31;
+    int32_t *running = sh.warp_counts[threadIdx.x >> 5];
+    const int16_t *pair_ids = sh.pair_ids[threadIdx.x >> 5];
+    const int32_t pairs = max(range.end - range.begin, 0) * a.top_k;
+#pragma unroll 1
+    for (int32_t j = lane; j < pairs + lane; j += 32) {  // every lane takes every step
+        const bool in_range = j < pairs;
+        const int32_t p = range.begin * a.top_k + j;
+        int32_t local = -1;
+        if (in_range) local = j < kPairIdsPerWarp ? pair_ids[j] : local_expert(a, a.topk_ids[p]);
+        const bool planned = local >= 0;
+        const uint32_t same = __match_any_sync(kFullMask, local);
+        const int32_t pos = planned ? sh.base[local] + running[local] + __popc(same & ((1u << lane) - 1u)) : -1;
+        if (planned) a.sorted_token_ids[pos] = p;
+        if (in_range && a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+        __syncwarp();
+        if (planned && (same >> lane) == 1u) running[local] += __popc(same);
+        __syncwarp();
+    }
+}
+
 // Per-warp rows of counts: the warp replays its tokens in order, each pair
 // taking the next position of its expert's share.
 template <bool kFlavoured>
@@ -383,9 +413,12 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const TokenRange range = warp_token_range(cta_range, warp);
+    if (kFlavoured && (a.flags & kFlagExpertMap)) {
+        place_mapped_pairs_by_rows(a, sh, range);
+        return;
+    }
     const int k = a.top_k;
     int32_t *running = sh.warp_counts[warp];
-    const bool merged_ids = kFlavoured && (a.flags & kFlagExpertMap) != 0;
 #pragma unroll 1
     for (int32_t t = range.begin; t < range.end; ++t) {
         const int32_t p = t * k + lane;
@@ -396,20 +429,7 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
             local = j < kPairIdsPerWarp ? sh.pair_ids[warp][j]
                                         : (kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p]);
         // A pair of this rank's plan (without flavours, every pair).
-        const bool planned = lane < k && (!kFlavoured || local >= 0);
-        if (merged_ids) {
-            // Lanes of one token sharing a local id take consecutive
-            // positions in lane (pair) order; the last one advances.
-            const uint32_t same = __match_any_sync(kFullMask, local);
-            const uint32_t before = same & ((1u << lane) - 1u);
-            if (planned) {
-                const int32_t pos = sh.base[local] + running[local] + __popc(before);
-                a.sorted_token_ids[pos] = p;
-                if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
-            }
-            __syncwarp();
-            if (planned && (same >> lane) == 1u) running[local] += __popc(same);
-        } else if (planned) {
+        if (lane < k && (!kFlavoured || local >= 0)) {
             const int32_t pos = sh.base[local] + running[local];
             running[local] += 1;
             a.sorted_token_ids[pos] = p;

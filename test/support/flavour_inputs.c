@@ -43,3 +43,7 @@ void fill_expert_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk
     }
     free(perm);
 }
+
+void fill_expert_map_with_shared_ids(test_rng *rng, int32_t *map, int32_t E, int32_t L) {
+    for (int32_t e = 0; e < E; ++e) map[e] = rng_below(rng, 4) == 0 ? -1 : (int32_t)rng_below(rng, (uint32_t)L);
+}
