@@ -31,21 +31,48 @@ static void print_cta_timers(const unsigned long long *stamps) {
     long long *column = malloc((size_t)ctas * sizeof(*column));
     if (column == NULL) return;
     printf("global timer over the grid's %d CTAs, ns after the first entry (min / median / max):\n", ctas);
-    for (int slot = 0; slot <= CTA_TIMER_STAMPS; ++slot) {
+    /* The stamps, then two spans: entry to counted tokens, exchanged
+     * counts to done (the plan's own time in each CTA). */
+    static const char *const kSpanNames[2] = {"entry to tokens counted", "counts exchanged to done"};
+    for (int slot = 0; slot < CTA_TIMER_STAMPS + 2; ++slot) {
         for (int c = 0; c < ctas; ++c) {
             const unsigned long long *t = stamps + c * CTA_TIMER_STAMPS;
-            column[c] = slot < CTA_TIMER_STAMPS ? (long long)(t[slot] - first) : (long long)(t[1] - t[0]);
+            column[c] = slot < CTA_TIMER_STAMPS ? (long long)(t[slot] - first)
+                        : slot == CTA_TIMER_STAMPS ? (long long)(t[1] - t[0])
+                                                   : (long long)(t[3] - t[2]);
         }
         qsort(column, (size_t)ctas, sizeof(*column), compare_ll);
-        printf("  %-32s %8lld %8lld %8lld\n", slot < CTA_TIMER_STAMPS ? kCtaTimerNames[slot] : "entry to tokens counted",
-               column[0], column[ctas / 2], column[ctas - 1]);
+        printf("  %-32s %8lld %8lld %8lld\n",
+               slot < CTA_TIMER_STAMPS ? kCtaTimerNames[slot] : kSpanNames[slot - CTA_TIMER_STAMPS], column[0],
+               column[ctas / 2], column[ctas - 1]);
     }
-    int last = 0;
-    for (int c = 1; c < ctas; ++c)
-        if (stamps[c * CTA_TIMER_STAMPS + 1] > stamps[last * CTA_TIMER_STAMPS + 1]) last = c;
-    const unsigned long long *t = stamps + last * CTA_TIMER_STAMPS;
-    printf("  last to count: CTA %d, entry %lld, counted %lld\n", last, (long long)(t[0] - first),
+    int last_counted = 0, last_done = 0;
+    for (int c = 1; c < ctas; ++c) {
+        if (stamps[c * CTA_TIMER_STAMPS + 1] > stamps[last_counted * CTA_TIMER_STAMPS + 1]) last_counted = c;
+        if (stamps[c * CTA_TIMER_STAMPS + 3] > stamps[last_done * CTA_TIMER_STAMPS + 3]) last_done = c;
+    }
+    const unsigned long long *t = stamps + last_counted * CTA_TIMER_STAMPS;
+    printf("  last to count: CTA %d, entry %lld, counted %lld\n", last_counted, (long long)(t[0] - first),
            (long long)(t[1] - first));
+    t = stamps + last_done * CTA_TIMER_STAMPS;
+    printf("  last done: CTA %d, exchanged %lld, done %lld\n", last_done, (long long)(t[2] - first),
+           (long long)(t[3] - first));
+    /* The CTAs that finish latest, in order, when the grid is large. */
+    if (ctas > 8) {
+        printf("  the 8 CTAs done last (CTA: exchanged to done):");
+        for (int n = 0; n < 8; ++n) {
+            int pick = -1;
+            for (int c = 0; c < ctas; ++c) {
+                int taken = 0;
+                for (int m = 0; m < n; ++m) taken |= column[m] == c;
+                if (!taken && (pick < 0 || stamps[c * CTA_TIMER_STAMPS + 3] > stamps[pick * CTA_TIMER_STAMPS + 3]))
+                    pick = c;
+            }
+            column[n] = pick;
+            printf(" %d: %lld", pick, (long long)(stamps[pick * CTA_TIMER_STAMPS + 3] - stamps[pick * CTA_TIMER_STAMPS + 2]));
+        }
+        printf("\n");
+    }
     free(column);
 }
 
