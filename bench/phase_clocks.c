@@ -58,18 +58,21 @@ static void print_cta_timers(const unsigned long long *stamps) {
     printf("  last done: CTA %d, exchanged %lld, done %lld\n", last_done, (long long)(t[2] - first),
            (long long)(t[3] - first));
     /* The CTAs that finish latest, in order, when the grid is large. */
-    if (ctas > 8) {
-        printf("  the 8 CTAs done last (CTA: exchanged to done):");
-        for (int n = 0; n < 8; ++n) {
+    enum { LATEST = 8 };
+    if (ctas > LATEST) {
+        int latest[LATEST];
+        printf("  the %d CTAs done last (CTA: exchanged to done):", LATEST);
+        for (int n = 0; n < LATEST; ++n) {
             int pick = -1;
             for (int c = 0; c < ctas; ++c) {
                 int taken = 0;
-                for (int m = 0; m < n; ++m) taken |= column[m] == c;
+                for (int m = 0; m < n; ++m) taken |= latest[m] == c;
                 if (!taken && (pick < 0 || stamps[c * CTA_TIMER_STAMPS + 3] > stamps[pick * CTA_TIMER_STAMPS + 3]))
                     pick = c;
             }
-            column[n] = pick;
-            printf(" %d: %lld", pick, (long long)(stamps[pick * CTA_TIMER_STAMPS + 3] - stamps[pick * CTA_TIMER_STAMPS + 2]));
+            latest[n] = pick;
+            const unsigned long long *p = stamps + pick * CTA_TIMER_STAMPS;
+            printf(" %d: %lld", pick, (long long)(p[3] - p[2]));
         }
         printf("\n");
     }

@@ -24,9 +24,8 @@ void fill_bias(test_rng *rng, float *bias, int32_t E, bias_pattern pattern);
  * which the contract reads as -1. */
 void fill_expert_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk);
 
-/* A map that gives several global experts one local id, as a rank that
- * serves a merged expert would: each of the E experts a random local id in
- * [0, L), or (one in four) -1. */
+/* A map that gives several global experts one local id: each of the E
+ * experts a random local id in [0, L), or (one in four) -1. */
 void fill_expert_map_with_shared_ids(test_rng *rng, int32_t *map, int32_t E, int32_t L);
 
 #endif
