@@ -122,7 +122,7 @@ static int measure_copy(bench_device *d, const sampling_plan *plan, floor_figure
 /* Each read floor reads the first bytes of one buffer of the largest. */
 static int measure_reads(bench_device *d, const sampling_plan *plan, floor_figures *out) {
     static const int32_t tokens[READ_FLOOR_COUNT] = READ_FLOOR_TOKENS;
-    const int64_t largest = (int64_t)tokens[READ_FLOOR_COUNT - 1] * FLOOR_ROW_FLOATS * (int64_t)sizeof(float);
+    const int64_t largest = (int64_t)tokens[READ_FLOOR_COUNT - 1] * FLOOR_EXPERTS * (int64_t)sizeof(float);
     void *buffer = NULL;
     if (cudaMalloc(&buffer, (size_t)largest + sizeof(float)) != cudaSuccess ||
         cudaMemset(buffer, 0x3c, (size_t)largest + sizeof(float)) != cudaSuccess ||
@@ -135,7 +135,7 @@ static int measure_reads(bench_device *d, const sampling_plan *plan, floor_figur
     for (int i = 0; i < READ_FLOOR_COUNT && rc == 0; ++i) {
         read_floor *r = &out->reads[i];
         r->tokens = tokens[i];
-        r->bytes = (int64_t)tokens[i] * FLOOR_ROW_FLOATS * (int64_t)sizeof(float);
+        r->bytes = (int64_t)tokens[i] * FLOOR_EXPERTS * (int64_t)sizeof(float);
         read_ctx c = {d->sm_count, buffer, r->bytes, (float *)((char *)buffer + largest)};
         const workload w = {"read floor", issue_read, &c, 1, 0, METRIC_KERNEL_SUM};
         rc = measure_cold(d, &w, plan, &r->read);

@@ -25,8 +25,11 @@
 #include "cold_sampler.h"
 #include "timing_stats.h"
 
+/* The experts of the logits the copy and the reads move (E512, fp32). */
+#define FLOOR_EXPERTS 512
+
 /* E512 x M16384 FP32 logits. */
-#define FLOOR_COPY_BYTES ((int64_t)16384 * 512 * 4)
+#define FLOOR_COPY_BYTES ((int64_t)16384 * FLOOR_EXPERTS * 4)
 
 /* The read floors' buffers: E512 logits of this many tokens. */
 #define READ_FLOOR_COUNT 2
