@@ -35,19 +35,20 @@ extern "C" __global__ void bench_floor_one_row(const float *row, float *out) {
 // The least time the logits' read alone takes, L2 evicted: every 16-byte
 // word of `quads` read once, two loads in flight per thread a step, over a
 // grid of many small CTAs (the fastest of the layouts tried on the H200:
-// bench/RESULTS.md). The sum is stored only if negative, which the floor's
-// buffer (bytes 0x3c, small positive floats) never gives, and which the
-// compiler cannot rule out: the loads stay.
+// bench/RESULTS.md), cached as streaming data as the router reads them
+// (kernels/common/streamed_load.cuh). The sum is stored only if negative,
+// which the floor's buffer (bytes 0x3c, small positive floats) never
+// gives, and which the compiler cannot rule out: the loads stay.
 extern "C" __global__ void bench_floor_read(const float4 *quads, int64_t count, float *out) {
     const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
     int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     float sum = 0.0f;
     for (; i + stride < count; i += 2 * stride) {
-        const float4 a = __ldg(quads + i), b = __ldg(quads + i + stride);
+        const float4 a = __ldcs(quads + i), b = __ldcs(quads + i + stride);
         sum += (a.x + a.y) + (a.z + a.w) + (b.x + b.y) + (b.z + b.w);
     }
     if (i < count) {
-        const float4 a = __ldg(quads + i);
+        const float4 a = __ldcs(quads + i);
         sum += (a.x + a.y) + (a.z + a.w);
     }
     if (sum < 0.0f) *out = sum;

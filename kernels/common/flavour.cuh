@@ -11,6 +11,7 @@
 
 #include "common/ordered_key.cuh"
 #include "common/score_math.h"
+#include "common/streamed_load.cuh"
 #include "common/warp_topk.cuh"
 #include "route_args.h"
 
@@ -31,8 +32,8 @@ __device__ __forceinline__ float half_to_float(unsigned short h, int32_t type) {
 // Logit e of a row, as fp32.
 template <bool kAnyType>
 __device__ __forceinline__ float load_logit(const RouteArgs &a, const char *row, int e) {
-    if (!kAnyType || a.logits_type == kLogitsF32) return __ldg(reinterpret_cast<const float *>(row) + e);
-    return half_to_float(__ldg(reinterpret_cast<const unsigned short *>(row) + e), a.logits_type);
+    if (!kAnyType || a.logits_type == kLogitsF32) return load_streamed(reinterpret_cast<const float *>(row) + e);
+    return half_to_float(load_streamed(reinterpret_cast<const unsigned short *>(row) + e), a.logits_type);
 }
 
 // Issues every load of the slice before any is used, so they are all in
@@ -49,12 +50,13 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
     if (!kAnyType || a.logits_type == kLogitsF32) {
         const float *r = reinterpret_cast<const float *>(row) + lane;
 #pragma unroll
-        for (int i = 0; i < S; ++i) s.value[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(r + i * 32) : -INFINITY;
+        for (int i = 0; i < S; ++i)
+            s.value[i] = slot_in_row<S>(i, lane, n_candidates) ? load_streamed(r + i * 32) : -INFINITY;
     } else {
         const unsigned short *r = reinterpret_cast<const unsigned short *>(row);
         unsigned short raw[S];
 #pragma unroll
-        for (int i = 0; i < S; ++i) raw[i] = __ldg(r + min(i * 32 + lane, n_candidates - 1));
+        for (int i = 0; i < S; ++i) raw[i] = load_streamed(r + min(i * 32 + lane, n_candidates - 1));
 #pragma unroll
         for (int i = 0; i < S; ++i) s.value[i] = half_to_float(raw[i], a.logits_type);
     }

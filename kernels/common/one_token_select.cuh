@@ -36,8 +36,8 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
     const float *row = reinterpret_cast<const float *>(token_row<false>(a, 0));
     // Past the candidates -inf, as load_row_slice holds there.
-    const float logit = expert < n_candidates ? __ldg(row + expert) : -INFINITY;
-    const float shared_logit = kShared && warp == 0 ? __ldg(row + shared_id) : 0.0f;
+    const float logit = expert < n_candidates ? load_streamed(row + expert) : -INFINITY;
+    const float shared_logit = kShared && warp == 0 ? load_streamed(row + shared_id) : 0.0f;
     // Warp 1 ranks nothing here: its scratch holds the groups' maxima (as
     // the bound compares them) and the warps' candidate counts.
     uint32_t *group_maxima = sh.rank_scratch[1].gathered.value;
