@@ -376,6 +376,15 @@ __device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &s
     }
 }
 
+// The (local) expert of pair j of the warp's range, pair index p: kept in
+// pair_ids, or past them read back from topk_ids (both written by this
+// same thread in phase 1).
+template <bool kFlavoured>
+__device__ __forceinline__ int32_t warp_pair_expert(const RouteArgs &a, const CtaShared &sh, int32_t j, int32_t p) {
+    if (j < kPairIdsPerWarp) return sh.pair_ids[threadIdx.x >> 5][j];
+    return kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p];
+}
+
 // Per-warp rows of counts under an expert map, which may give several of a
 // token's experts one local id: the warp takes its pairs in order, 32 a
 // step (a lane each). A pair's position is its local id's next one plus
@@ -388,14 +397,13 @@ __device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &s
 __device__ __forceinline__ void place_mapped_pairs_by_rows(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
     int32_t *running = sh.warp_counts[threadIdx.x >> 5];
-    const int16_t *pair_ids = sh.pair_ids[threadIdx.x >> 5];
     const int32_t pairs = max(range.end - range.begin, 0) * a.top_k;
 #pragma unroll 1
     for (int32_t j = lane; j < pairs + lane; j += 32) {  // every lane takes every step
         const bool in_range = j < pairs;
         const int32_t p = range.begin * a.top_k + j;
         int32_t local = -1;
-        if (in_range) local = j < kPairIdsPerWarp ? pair_ids[j] : local_expert(a, a.topk_ids[p]);
+        if (in_range) local = warp_pair_expert<true>(a, sh, j, p);
         const bool planned = local >= 0;
         const uint32_t same = __match_any_sync(kFullMask, local);
         const int32_t pos = planned ? sh.base[local] + running[local] + __popc(same & ((1u << lane) - 1u)) : -1;
@@ -424,11 +432,7 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     for (int32_t t = range.begin; t < range.end; ++t) {
         const int32_t p = t * k + lane;
         const int32_t j = (t - range.begin) * k + lane;
-        int32_t local = -1;
-        // Both written by this same thread in phase 1.
-        if (lane < k)
-            local = j < kPairIdsPerWarp ? sh.pair_ids[warp][j]
-                                        : (kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p]);
+        const int32_t local = lane < k ? warp_pair_expert<kFlavoured>(a, sh, j, p) : -1;
         // A pair of this rank's plan (without flavours, every pair).
         if (lane < k && (!kFlavoured || local >= 0)) {
             const int32_t pos = sh.base[local] + running[local];
