@@ -242,6 +242,55 @@ static void gpu_block_map_limits(void **state) {
     print_message("# %d cases equal to the host reference\n", cases);
 }
 
+/* Both sides of the limits under which a plain call counted by rows
+ * places its pairs from their ranks (pairs_ranked, route_cta.cuh): every
+ * pair of a warp's tokens kept (16 tokens of k = 10 a warp, 256 a CTA)
+ * and ranks below 128 (tokens of k = 1: 2,048 a CTA). Equal logits give
+ * every token the same experts, so the ranks reach their largest values;
+ * the shared expert's rank is its token's place in the warp. One CTA
+ * (tiny), and the large grid at 256 and 257 tokens a CTA. */
+static void gpu_pair_rank_limits(void **state) {
+    (void)state;
+    test_rng rng = case_rng(21);
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    static const struct {
+        int32_t E, k, block_m, per_cta;
+        uint32_t flags;
+        logit_pattern pattern;
+    } shapes[] = {{512, 10, 8, 256, 0u, LOGITS_ALL_EQUAL}, {512, 10, 8, 257, 0u, LOGITS_ALL_EQUAL},
+                  {512, 10, 8, 256, 0u, LOGITS_RANDOM},    {512, 10, 8, 257, 0u, LOGITS_RANDOM},
+                  {64, 1, 4, 2048, 0u, LOGITS_ALL_EQUAL},  {64, 1, 4, 2049, 0u, LOGITS_ALL_EQUAL},
+                  {64, 1, 3, 2048, 0u, LOGITS_RANDOM},     {64, 2, 4, 1280, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
+                  {64, 2, 4, 1281, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_ALL_EQUAL}};
+    static const int32_t forces[] = {ALPHAMOE_SPECIALIZATION_TINY, ALPHAMOE_SPECIALIZATION_LARGE};
+    int cases = 0;
+    for (int s = 0; s < COUNT(shapes); ++s)
+        for (int f = 0; f < COUNT(forces); ++f) {
+            const int32_t force = forces[f];
+            if (force == ALPHAMOE_SPECIALIZATION_LARGE && shapes[s].k != 10) continue;
+            const int32_t grid = force == ALPHAMOE_SPECIALIZATION_TINY
+                                     ? 1
+                                     : selection_for(shapes[s].E, shapes[s].k, shapes[s].block_m, shapes[s].flags,
+                                                     force, 64 * 256, &attrs).grid_ctas;
+            const int32_t M = shapes[s].per_cta * grid;
+            route_case c = {shapes[s].E, shapes[s].k, shapes[s].block_m, M, 0,
+                            shapes[s].flags | (cases % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL), force, shapes[s].pattern,
+                            0, cases % 2, 0};
+            const alphamoe_selection sel = selection_for(c.E, c.k, c.block_m, c.flags, force, M, &attrs);
+            if ((int)sel.specialization != force || sel.tokens_per_cta != shapes[s].per_cta)
+                fail_msg("M=%d forced %d: specialization %d, %d tokens a CTA, not %d", M, force, sel.specialization,
+                         sel.tokens_per_cta, shapes[s].per_cta);
+            run_case(&c, &rng);
+            ++cases;
+        }
+    print_message("# %d cases equal to the host reference\n", cases);
+}
+
 /* Row strides above E (odd ones too) and logits only 4-byte aligned. */
 static void gpu_logits_row_stride(void **state) {
     (void)state;
@@ -675,6 +724,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_few_tokens),
         cmocka_unit_test(gpu_tokens_per_cta_limits),
         cmocka_unit_test(gpu_block_map_limits),
+        cmocka_unit_test(gpu_pair_rank_limits),
         cmocka_unit_test(gpu_logits_row_stride),
         cmocka_unit_test(gpu_empty_batch),
         cmocka_unit_test(gpu_graph_replay),

@@ -26,6 +26,13 @@ namespace alphamoe {
 // 16 bits hold any id (E <= 512) and let 16 tokens of k = 10 fit.
 constexpr int kPairIdsPerWarp = 160;
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
+// The plain kernels' calls counted by rows keep each pair's rank among the
+// warp's pairs of its expert in the bits above its id (ranked_pair_id), so
+// that the pairs are placed all at once rather than a token a step.
+constexpr int kPairIdBits = 9;
+constexpr uint32_t kPairIdMask = (1u << kPairIdBits) - 1u;
+constexpr int32_t kMaxPairRankTokens = 1 << (16 - kPairIdBits);  // tokens per warp whose ranks fit
+static_assert(kMaxExperts <= (1 << kPairIdBits), "a plain pair id fits below its rank");
 
 struct CtaShared {
     union {
@@ -187,15 +194,22 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         // A token's ids are distinct, so are their local ids but under a
         // map, which may give several experts one local id. Without
         // flavours every id is a plan expert.
+        // Without flavours a pair counted by rows keeps its rank among the
+        // warp's pairs of its expert above its id (the count before it; it
+        // fits where pairs_ranked holds).
+        uint32_t kept = static_cast<uint32_t>(local);
         if (tally == kTallyRows && (!kFlavoured || local >= 0)) {
-            if (kFlavoured && (a.flags & kFlagExpertMap))
+            if (kFlavoured && (a.flags & kFlagExpertMap)) {
                 atomicAdd(&sh.warp_counts[warp][local], 1);
-            else
-                sh.warp_counts[warp][local] += 1;
+            } else {
+                const int32_t rank = sh.warp_counts[warp][local];
+                sh.warp_counts[warp][local] = rank + 1;
+                if (!kFlavoured) kept |= static_cast<uint32_t>(rank) << kPairIdBits;
+            }
         }
         if (tally == kTallyBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
         const int32_t j = j0 + lane;
-        if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(local);
+        if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(kept);
     }
     __syncwarp();
 }
@@ -381,8 +395,41 @@ __device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &s
 // same thread in phase 1).
 template <bool kFlavoured>
 __device__ __forceinline__ int32_t warp_pair_expert(const RouteArgs &a, const CtaShared &sh, int32_t j, int32_t p) {
-    if (j < kPairIdsPerWarp) return sh.pair_ids[threadIdx.x >> 5][j];
+    if (j < kPairIdsPerWarp) {
+        const int32_t kept = sh.pair_ids[threadIdx.x >> 5][j];
+        return kFlavoured ? kept : static_cast<int32_t>(static_cast<uint32_t>(kept) & kPairIdMask);
+    }
     return kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p];
+}
+
+// Whether every pair of the plain kernels' calls counted by rows has its
+// rank in pair_ids: each warp's pairs all kept, and few enough tokens a
+// warp for the ranks' bits. The same in every thread of the grid.
+__device__ __forceinline__ bool pairs_ranked(const RouteArgs &a) {
+    const int32_t per_warp = (a.tokens_per_cta + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    return per_warp <= kMaxPairRankTokens && per_warp * a.top_k <= kPairIdsPerWarp;
+}
+
+// Every pair of the warp's range at once, 32 a step: its position is its
+// expert's group start plus the pairs of earlier CTAs (sh.base), of the
+// CTA's earlier warps (the warp's row of counts, prefixes by now) and of
+// the warp's earlier tokens (its rank). Placing them a token a step, each
+// step waiting on the last through the row of counts, took the large
+// kernel at E512 16384 tokens about 1 us more on the H200.
+__device__ __forceinline__ void place_ranked_pairs(const RouteArgs &a, const CtaShared &sh, TokenRange range) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int32_t *warp_start = sh.warp_counts[warp];
+    const int32_t first = range.begin * a.top_k;
+    const int32_t pairs = max(range.end - range.begin, 0) * a.top_k;
+#pragma unroll 1
+    for (int32_t j = lane; j < pairs; j += 32) {
+        const uint32_t kept = static_cast<uint16_t>(sh.pair_ids[warp][j]);
+        const uint32_t local = kept & kPairIdMask;
+        const int32_t pos = sh.base[local] + warp_start[local] + static_cast<int32_t>(kept >> kPairIdBits);
+        a.sorted_token_ids[pos] = first + j;
+        if (a.pair_to_sorted) a.pair_to_sorted[first + j] = pos;
+    }
 }
 
 // Per-warp rows of counts under an expert map, which may give several of a
@@ -424,6 +471,10 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     const TokenRange range = warp_token_range(cta_range, warp);
     if (kFlavoured && (a.flags & kFlagExpertMap)) {
         place_mapped_pairs_by_rows(a, sh, range);
+        return;
+    }
+    if (!kFlavoured && pairs_ranked(a)) {
+        place_ranked_pairs(a, sh, range);
         return;
     }
     const int k = a.top_k;
