@@ -120,7 +120,7 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
     const auto read_phase = [&] { phase = load_relaxed(phase_word); };
     route_kernel_body<kSlots, kSharedExpert, kFlavoured>(
         a, sh,
-        [&](int32_t count, int32_t *total, int32_t *earlier) {
+        [&](int32_t count, int32_t *total, int32_t *earlier, auto stage) {
             const int e = threadIdx.x;
             const int L = a.plan_experts;
             const CtaGroup g = cta_group(a, blockIdx.x);
@@ -130,6 +130,7 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
             const uint32_t phase_bit = static_cast<uint32_t>(__syncthreads_or(static_cast<int>(phase >> 31)));
             uint32_t *set = exchange_set(a, phase_bit);
             if (e < L) send_count(set, g, count);
+            stage();
             if (L > kPollingMaxExperts) {
                 if (threadIdx.x == 0) {
                     uint32_t *arrivals = set + kWsSetArrivalsWord;

@@ -10,7 +10,7 @@ template <int kSlots, bool kOneTokenEntry = false>
 __device__ __forceinline__ void tiny(const RouteArgs &a) {
     __shared__ CtaShared sh;
     route_kernel_body<kSlots, kSharedExpert, kFlavoured, true, kOneTokenEntry>(
-        a, sh, [](int32_t count, int32_t *total, int32_t *earlier) {
+        a, sh, [](int32_t count, int32_t *total, int32_t *earlier, auto /*stage: nothing to wait for*/) {
             *total = count;
             *earlier = 0;
         });

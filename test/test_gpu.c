@@ -245,10 +245,12 @@ static void gpu_block_map_limits(void **state) {
 /* Both sides of the limits under which a plain call counted by rows
  * places its pairs from their ranks (pairs_ranked, route_cta.cuh): every
  * pair of a warp's tokens kept (16 tokens of k = 10 a warp, 256 a CTA)
- * and ranks below 128 (tokens of k = 1: 2,048 a CTA). Equal logits give
- * every token the same experts, so the ranks reach their largest values;
- * the shared expert's rank is its token's place in the warp. One CTA
- * (tiny), and the large grid at 256 and 257 tokens a CTA. */
+ * and ranks below 128 (tokens of k = 1: 2,048 a CTA); and of the large
+ * kernel's list of a CTA's pairs (pairs_staged_hold: 2,048 pairs, 204
+ * tokens of k = 10). Equal logits give every token the same experts, so
+ * the ranks reach their largest values and an expert's run of the list
+ * is long; the shared expert's rank is its token's place in the warp. One
+ * CTA (tiny), and the large grid with the same tokens a CTA. */
 static void gpu_pair_rank_limits(void **state) {
     (void)state;
     test_rng rng = case_rng(21);
@@ -262,17 +264,23 @@ static void gpu_pair_rank_limits(void **state) {
         int32_t E, k, block_m, per_cta;
         uint32_t flags;
         logit_pattern pattern;
-    } shapes[] = {{512, 10, 8, 256, 0u, LOGITS_ALL_EQUAL}, {512, 10, 8, 257, 0u, LOGITS_ALL_EQUAL},
-                  {512, 10, 8, 256, 0u, LOGITS_RANDOM},    {512, 10, 8, 257, 0u, LOGITS_RANDOM},
-                  {64, 1, 4, 2048, 0u, LOGITS_ALL_EQUAL},  {64, 1, 4, 2049, 0u, LOGITS_ALL_EQUAL},
-                  {64, 1, 3, 2048, 0u, LOGITS_RANDOM},     {64, 2, 4, 1280, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
+    } shapes[] = {{512, 10, 8, 204, 0u, LOGITS_ALL_EQUAL},
+                  {512, 10, 8, 204, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
+                  {512, 10, 8, 205, 0u, LOGITS_RANDOM},
+                  {512, 10, 8, 256, 0u, LOGITS_ALL_EQUAL},
+                  {512, 10, 8, 257, 0u, LOGITS_ALL_EQUAL},
+                  {512, 10, 8, 256, 0u, LOGITS_RANDOM},
+                  {512, 10, 8, 257, 0u, LOGITS_RANDOM},
+                  {64, 1, 4, 2048, 0u, LOGITS_ALL_EQUAL},
+                  {64, 1, 4, 2049, 0u, LOGITS_ALL_EQUAL},
+                  {64, 1, 3, 2048, 0u, LOGITS_RANDOM},
+                  {64, 2, 4, 1280, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
                   {64, 2, 4, 1281, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_ALL_EQUAL}};
     static const int32_t forces[] = {ALPHAMOE_SPECIALIZATION_TINY, ALPHAMOE_SPECIALIZATION_LARGE};
     int cases = 0;
     for (int s = 0; s < COUNT(shapes); ++s)
         for (int f = 0; f < COUNT(forces); ++f) {
             const int32_t force = forces[f];
-            if (force == ALPHAMOE_SPECIALIZATION_LARGE && shapes[s].k != 10) continue;
             const int32_t grid = force == ALPHAMOE_SPECIALIZATION_TINY
                                      ? 1
                                      : selection_for(shapes[s].E, shapes[s].k, shapes[s].block_m, shapes[s].flags,

@@ -432,6 +432,75 @@ __device__ __forceinline__ void place_ranked_pairs(const RouteArgs &a, const Cta
     }
 }
 
+// Staged placement: where every pair of the warp's tokens has its rank
+// (pairs_ranked) and the CTA's pairs fit the list below, the CTA lists its
+// pairs in plan order (by expert, then pair) while the counts are
+// exchanged; once the groups' offsets are known, consecutive threads copy
+// consecutive entries of that list to their places. An expert's pairs in
+// the CTA then go out in one warp's store, adjacent, where a pair a lane
+// in pair order puts each lane's store in another expert's group: the
+// placement's time follows the number of its scattered stores.
+// The list: 16-bit entries in the rankings' scratch, free once every token
+// is ranked, each naming a kept pair (warp * kPairIdsPerWarp + j).
+constexpr int32_t kStagedMaxPairs = static_cast<int32_t>(sizeof(CtaShared::rank_scratch) / sizeof(uint16_t));
+static_assert(kWarpsPerBlock * kPairIdsPerWarp <= 65536, "a list entry names a kept pair in 16 bits");
+
+__device__ __forceinline__ bool pairs_staged_hold(const RouteArgs &a) {
+    return pairs_ranked(a) && static_cast<int64_t>(a.tokens_per_cta) * a.top_k <= kStagedMaxPairs;
+}
+
+__device__ __forceinline__ uint16_t *staged_list(CtaShared &sh) {
+    return reinterpret_cast<uint16_t *>(sh.rank_scratch);
+}
+
+// Every thread of the CTA, once the pairs are counted by rows (the warps'
+// rows hold their starts): lists the CTA's pairs. Returns, in thread e,
+// where expert e's run starts in the list. Writes sh.base, which place_pairs
+// writes again behind a barrier.
+__device__ __forceinline__ int32_t stage_ranked_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
+                                                      int32_t count) {
+    int32_t listed;
+    const int32_t run_start = block_exclusive_scan(count, sh.scan_scratch, &listed);
+    sh.base[threadIdx.x] = run_start;
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const TokenRange range = warp_token_range(cta_range, warp);
+    const int32_t *warp_start = sh.warp_counts[warp];
+    const int32_t pairs = max(range.end - range.begin, 0) * a.top_k;
+    uint16_t *list = staged_list(sh);
+#pragma unroll 1
+    for (int32_t j = lane; j < pairs; j += 32) {
+        const uint32_t kept = static_cast<uint16_t>(sh.pair_ids[warp][j]);
+        const uint32_t local = kept & kPairIdMask;
+        const int32_t slot = sh.base[local] + warp_start[local] + static_cast<int32_t>(kept >> kPairIdBits);
+        list[slot] = static_cast<uint16_t>(warp * kPairIdsPerWarp + j);
+    }
+    return run_start;
+}
+
+// Every thread of the CTA, once sh.base holds each expert's group start
+// plus the pairs of earlier CTAs, less its run's start in the list: entry
+// i of the list goes to sh.base[expert] + i.
+__device__ __forceinline__ void write_staged_pairs(const RouteArgs &a, const CtaShared &sh, TokenRange cta_range) {
+    const int k = a.top_k;
+    const int32_t tokens = cta_range.end - cta_range.begin;
+    const int32_t warp_pairs = (tokens + kWarpsPerBlock - 1) / kWarpsPerBlock * k;  // warp_token_range's
+    const int32_t first_pair = cta_range.begin * k;
+    const uint16_t *list = reinterpret_cast<const uint16_t *>(sh.rank_scratch);
+    const uint16_t *kept_ids = reinterpret_cast<const uint16_t *>(sh.pair_ids);
+#pragma unroll 1
+    for (int32_t i = threadIdx.x; i < tokens * k; i += kBlockThreads) {
+        const uint32_t entry = list[i];
+        const uint32_t warp = entry / kPairIdsPerWarp;
+        const int32_t p = first_pair + static_cast<int32_t>(warp) * warp_pairs +
+                          static_cast<int32_t>(entry - warp * kPairIdsPerWarp);
+        const int32_t pos = sh.base[kept_ids[entry] & kPairIdMask] + i;
+        a.sorted_token_ids[pos] = p;
+        if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+    }
+}
+
 // Per-warp rows of counts under an expert map, which may give several of a
 // token's experts one local id: the warp takes its pairs in order, 32 a
 // step (a lane each). A pair's position is its local id's next one plus
@@ -505,9 +574,17 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
 // With token bits the block map is written before the barrier the pairs
 // wait for anyway; per-warp rows of counts hold the map's space until the
 // pairs are placed.
+// staged: whether the CTA listed its pairs (stage_ranked_pairs), and thread
+// e's run start in that list.
+struct StagedPairs {
+    bool held;
+    int32_t run_start;
+};
+
 template <bool kFlavoured>
 __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
-                                                  int32_t total, int32_t earlier_ctas, bool token_bits) {
+                                                  int32_t total, int32_t earlier_ctas, bool token_bits,
+                                                  const StagedPairs &staged) {
     const int e = threadIdx.x;
     const int32_t bm = a.block_m;
     PlanGroups g;
@@ -525,7 +602,7 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     g.mapped = g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts && (token_bits || !kFlavoured);
     const int32_t offset = g.first_block * bm;
     if (e < a.plan_experts) {
-        sh.base[e] = offset + earlier_ctas;
+        sh.base[e] = offset + earlier_ctas - (staged.held ? staged.run_start : 0);
         if (!g.mapped) {
             sh.offset[e] = offset;
             sh.total[e] = total;
@@ -536,6 +613,8 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     __syncthreads();
     if (token_bits)
         place_pairs_by_token_bits(a, sh, cta_range);
+    else if (staged.held)
+        write_staged_pairs(a, sh, cta_range);
     else
         place_pairs_by_rows<kFlavoured>(a, sh, cta_range);
     return g;

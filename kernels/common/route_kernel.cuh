@@ -114,9 +114,13 @@ struct NoEarlyReads {
     __device__ void operator()() const {}
 };
 
-// exchange(count, &total, &earlier) runs in every thread; in thread e < E,
-// count is this CTA's count of expert e, and it must set the call-wide
-// total and the count held by CTAs before this one. early() runs in every
+// exchange(count, &total, &earlier, stage) runs in every thread; in thread
+// e < E, count is this CTA's count of expert e, and it must set the
+// call-wide total and the count held by CTAs before this one. It may call
+// stage() once, in every thread (it has CTA barriers), where it would
+// otherwise wait for the other CTAs: that lists the CTA's pairs in plan
+// order where they hold (stage_ranked_pairs), in the rankings' scratch,
+// which the exchange must then leave alone. early() runs in every
 // thread before selection, as soon as global memory may be read: reads the
 // exchange needs, whose latency selection then hides.
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
@@ -187,9 +191,13 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh) : cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
-    exchange(count, &total, &earlier);
+    StagedPairs staged = {false, 0};
+    exchange(count, &total, &earlier, [&] {
+        staged.held = !kFlavoured && !token_bits && pairs_staged_hold(a);
+        if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
+    });
     phase_clock(a, 4);
-    const PlanGroups groups = place_pairs<kFlavoured>(a, sh, range, total, earlier, token_bits);
+    const PlanGroups groups = place_pairs<kFlavoured>(a, sh, range, total, earlier, token_bits, staged);
     phase_clock(a, 5);
     write_plan_rest(a, sh, groups, token_bits);
     phase_clock(a, 6);
