@@ -246,8 +246,9 @@ static void gpu_block_map_limits(void **state) {
  * places its pairs from their ranks (pairs_ranked, route_cta.cuh): every
  * pair of a warp's tokens kept (16 tokens of k = 10 a warp, 256 a CTA)
  * and ranks below 128 (tokens of k = 1: 2,048 a CTA); and of the large
- * kernel's list of a CTA's pairs (pairs_staged_hold: 2,048 pairs, 204
- * tokens of k = 10). Equal logits give every token the same experts, so
+ * kernel's list of a CTA's pairs (pairs_staged_hold: at most 2,048 pairs,
+ * 204 tokens of k = 10, and more than two an expert, 65 tokens of k = 2
+ * at E64). Equal logits give every token the same experts, so
  * the ranks reach their largest values and an expert's run of the list
  * is long; the shared expert's rank is its token's place in the warp. One
  * CTA (tiny), and the large grid with the same tokens a CTA. */
@@ -275,7 +276,10 @@ static void gpu_pair_rank_limits(void **state) {
                   {64, 1, 4, 2049, 0u, LOGITS_ALL_EQUAL},
                   {64, 1, 3, 2048, 0u, LOGITS_RANDOM},
                   {64, 2, 4, 1280, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
-                  {64, 2, 4, 1281, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_ALL_EQUAL}};
+                  {64, 2, 4, 1281, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_ALL_EQUAL},
+                  {64, 2, 4, 64, 0u, LOGITS_ALL_EQUAL},
+                  {64, 2, 4, 65, 0u, LOGITS_ALL_EQUAL},
+                  {64, 2, 16, 65, 0u, LOGITS_RANDOM}};
     static const int32_t forces[] = {ALPHAMOE_SPECIALIZATION_TINY, ALPHAMOE_SPECIALIZATION_LARGE};
     int cases = 0;
     for (int s = 0; s < COUNT(shapes); ++s)
