@@ -22,6 +22,7 @@ struct Kernels {
     alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
     CUkernel kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     CUkernel one_token_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::one_token_kernels
+    CUkernel staged_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];     // DeviceState::staged_kernels
 };
 
 // The entry point of kernel k for row width w: <entry point>_w<slots>.
@@ -34,6 +35,12 @@ void width_entry_point(const EmbeddedKernel &k, int w, char *out, size_t size) {
 bool has_one_token_entry(int i, int w) {
     return (1 << w) >= kOneTokenEntryMinSlots && (i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, false, true) ||
                                                   i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
+}
+
+// Whether kernel i has staged entry points, <entry point>_staged_w<slots>.
+bool has_staged_entry(int i) {
+    return i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, false, false) ||
+           i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, true, false);
 }
 
 Kernels g_kernels;
@@ -62,6 +69,10 @@ void setup_once() {
             if (r == CUDA_SUCCESS && has_one_token_entry(i, w)) {
                 snprintf(name, sizeof name, "%s_one_token_w%d", k.entry_point, 1 << w);
                 r = d.LibraryGetKernel(&g_kernels.one_token_kernel[i][w], library, name);
+            }
+            if (r == CUDA_SUCCESS && has_staged_entry(i)) {
+                snprintf(name, sizeof name, "%s_staged_w%d", k.entry_point, 1 << w);
+                r = d.LibraryGetKernel(&g_kernels.staged_kernel[i][w], library, name);
             }
         }
         g_kernels.status[i] = status_from_cuda(r);
@@ -130,30 +141,40 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     if (image_arch_for(a.compute_capability) == 0) return ALPHAMOE_ERROR_NO_IMAGE;
 
     int min_occupancy = 1 << 30;
+    // A grid entry point's image loaded in this context, its dynamic shared
+    // memory set (large), and its occupancy, which the device's cooperative
+    // grids are sized from.
+    const auto prepare_grid_entry = [&](CUkernel k, bool large, int32_t *dynamic_smem) {
+        *dynamic_smem = 0;
+        int regs = 0;  // the first look at the image: a device without one fails here
+        CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k, dev);
+        if (r == CUDA_SUCCESS && large)
+            r = one_cta_per_sm(d, dev, k, smem_per_sm, reserved_per_cta, max_per_cta, dynamic_smem);
+        CUfunction f = nullptr;
+        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, k);
+        int occupancy = 0;
+        if (r == CUDA_SUCCESS)
+            r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads,
+                                                            static_cast<size_t>(*dynamic_smem));
+        if (r == CUDA_SUCCESS && occupancy < min_occupancy) min_occupancy = occupancy;
+        return r;
+    };
     for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
         for (int w = 0; w < kRowWidths; ++w) {
             st->kernels[i][w] = g_kernels.kernel[i][w];
-            st->dynamic_smem[i][w] = 0;
-            int regs = 0;
-            CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, st->kernels[i][w], dev);
-            if (r == CUDA_SUCCESS && is_large_kernel(i))
-                r = one_cta_per_sm(d, dev, st->kernels[i][w], smem_per_sm, reserved_per_cta, max_per_cta,
-                                   &st->dynamic_smem[i][w]);
-            CUfunction f = nullptr;
-            if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, st->kernels[i][w]);
-            int occupancy = 0;
-            if (r == CUDA_SUCCESS)
-                r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads,
-                                                                static_cast<size_t>(st->dynamic_smem[i][w]));
+            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large_kernel(i), &st->dynamic_smem[i][w]);
             // A one-token entry point launches one CTA: it needs its image
             // loaded, not an occupancy.
             st->one_token_kernels[i][w] = g_kernels.one_token_kernel[i][w];
             CUfunction one_token = nullptr;
             if (r == CUDA_SUCCESS && st->one_token_kernels[i][w] != nullptr)
                 r = d.KernelGetFunction(&one_token, st->one_token_kernels[i][w]);
+            st->staged_kernels[i][w] = g_kernels.staged_kernel[i][w];
+            st->staged_dynamic_smem[i][w] = 0;
+            if (r == CUDA_SUCCESS && st->staged_kernels[i][w] != nullptr)
+                r = prepare_grid_entry(st->staged_kernels[i][w], true, &st->staged_dynamic_smem[i][w]);
             if (r != CUDA_SUCCESS) return status_from_cuda(r);
-            if (occupancy < min_occupancy) min_occupancy = occupancy;
         }
     }
     if (min_occupancy < 1) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;

@@ -112,13 +112,15 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     *earlier = before;
 }
 
-template <int kSlots>
+// kStaged: the staged entry points (pairs_staged, route_args.h), which list
+// the CTA's pairs in plan order while the counts travel.
+template <int kSlots, bool kStaged = false>
 __device__ __forceinline__ void large(const RouteArgs &a) {
     __shared__ CtaShared sh;
     uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
     uint32_t phase = 0;
     const auto read_phase = [&] { phase = load_relaxed(phase_word); };
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured>(
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, false, kStaged>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier, auto stage) {
             const int e = threadIdx.x;
@@ -152,6 +154,14 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
         read_phase);
 }
 
+template <int kSlots>
+__device__ __forceinline__ void large_staged(const RouteArgs &a) {
+    large<kSlots, true>(a);
+}
+
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(large, large)
+#if !ALPHAMOE_FLAVOURED
+ALPHAMOE_VARIANT_KERNELS(large, _staged, large_staged)
+#endif

@@ -26,6 +26,6 @@ __device__ __forceinline__ void tiny_one_token(const RouteArgs &a) {
 ALPHAMOE_WIDTH_KERNELS(tiny, tiny)
 #if ALPHAMOE_FLAVOURED
 static_assert(kOneTokenEntryMinSlots == 8, "the one-token entry points below");
-ALPHAMOE_ONE_TOKEN_KERNEL(tiny, 8, tiny_one_token)
-ALPHAMOE_ONE_TOKEN_KERNEL(tiny, 16, tiny_one_token)
+ALPHAMOE_VARIANT_KERNEL(tiny, _one_token, 8, tiny_one_token)
+ALPHAMOE_VARIANT_KERNEL(tiny, _one_token, 16, tiny_one_token)
 #endif

@@ -694,7 +694,8 @@ static void gpu_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(11);
     /* One shape per row width (1, 2, 4, 8 and 16 slots), so every entry
-     * point of every plain kernel runs under the tool. */
+     * point of every plain kernel runs under the tool (the staged ones
+     * below). */
     static const int32_t shapes[][3] = {{16, 4, 16}, {64, 6, 16}, {128, 8, 64}, {256, 8, 16}, {512, 10, 8}};
     static const int32_t tokens[] = {1, 37, 300};
     for (int s = 0; s < COUNT(shapes); ++s)
@@ -706,6 +707,22 @@ static void gpu_sanitizer_sweep(void **state) {
                                     force, LOGITS_QUANTIZED, 0, 1, 0};
                     run_case(&c, &rng);
                 }
+    /* The large kernel's staged entry points (pairs_staged, route_args.h):
+     * 110 tokens a CTA, more than two pairs an expert a CTA in every shape. */
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    const int32_t grid = selection_for(512, 10, 8, 0, ALPHAMOE_SPECIALIZATION_LARGE, 64 * 256, &attrs).grid_ctas;
+    for (int s = 0; s < COUNT(shapes); ++s)
+        for (int shared = 0; shared < 2; ++shared) {
+            route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], 110 * grid, 0,
+                            ALPHAMOE_FLAG_TAIL_FILL | (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u),
+                            ALPHAMOE_SPECIALIZATION_LARGE, LOGITS_QUANTIZED, 0, 1, 0};
+            run_case(&c, &rng);
+        }
     /* Every flag combination and the optional outputs off, through the six plain
      * kernels; an empty batch; logits offset by a float with an odd stride;
      * rows of every bit class. */

@@ -22,26 +22,25 @@
 #endif
 
 // One entry point per row width, named <kernel>_w<slots>, each running
-// body<slots>(a) (see kRowWidths in route_args.h).
-#define ALPHAMOE_WIDTH_KERNEL(family, slots, body)                                          \
+// body<slots>(a) (see kRowWidths in route_args.h). Some calls have entry
+// points of their own, so that the others' code stays as it is without
+// theirs, named <kernel><variant>_w<slots>: the flavoured tiny kernel's
+// one-token ones (_one_token, from kOneTokenEntryMinSlots in
+// route_args.h) and the plain large kernel's staged ones (_staged,
+// pairs_staged in route_args.h).
+#define ALPHAMOE_VARIANT_KERNEL(family, variant, slots, body)                                \
     extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1)                 \
-        ALPHAMOE_CONCAT(ALPHAMOE_KERNEL_NAME(family), ALPHAMOE_CONCAT(_w, slots))(const alphamoe::RouteArgs a) { \
+        ALPHAMOE_CONCAT(ALPHAMOE_KERNEL_NAME(family), ALPHAMOE_CONCAT(variant, ALPHAMOE_CONCAT(_w, slots)))( \
+            const alphamoe::RouteArgs a) {                                                   \
         body<slots>(a);                                                                      \
     }
-#define ALPHAMOE_WIDTH_KERNELS(family, body)                                                 \
-    ALPHAMOE_WIDTH_KERNEL(family, 1, body)                                                   \
-    ALPHAMOE_WIDTH_KERNEL(family, 2, body)                                                   \
-    ALPHAMOE_WIDTH_KERNEL(family, 4, body)                                                   \
-    ALPHAMOE_WIDTH_KERNEL(family, 8, body)                                                   \
-    ALPHAMOE_WIDTH_KERNEL(family, 16, body)
-
-// The flavoured tiny kernel's one-token entry points, named
-// <kernel>_one_token_w<slots> (kOneTokenEntryMinSlots in route_args.h).
-#define ALPHAMOE_ONE_TOKEN_KERNEL(family, slots, body)                                       \
-    extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1)                 \
-        ALPHAMOE_CONCAT(ALPHAMOE_KERNEL_NAME(family), ALPHAMOE_CONCAT(_one_token_w, slots))(const alphamoe::RouteArgs a) { \
-        body<slots>(a);                                                                      \
-    }
+#define ALPHAMOE_VARIANT_KERNELS(family, variant, body)                                      \
+    ALPHAMOE_VARIANT_KERNEL(family, variant, 1, body)                                        \
+    ALPHAMOE_VARIANT_KERNEL(family, variant, 2, body)                                        \
+    ALPHAMOE_VARIANT_KERNEL(family, variant, 4, body)                                        \
+    ALPHAMOE_VARIANT_KERNEL(family, variant, 8, body)                                        \
+    ALPHAMOE_VARIANT_KERNEL(family, variant, 16, body)
+#define ALPHAMOE_WIDTH_KERNELS(family, body) ALPHAMOE_VARIANT_KERNELS(family, , body)
 
 namespace alphamoe {
 constexpr bool kSharedExpert = ALPHAMOE_SHARED_EXPERT != 0;

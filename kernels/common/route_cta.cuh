@@ -21,18 +21,14 @@
 
 namespace alphamoe {
 
-// Chosen ids a warp keeps for the placement phase, so that phase does not
-// read them back from global memory; pairs beyond these are read back.
-// 16 bits hold any id (E <= 512) and let 16 tokens of k = 10 fit.
-constexpr int kPairIdsPerWarp = 160;
+// The warps keep their chosen ids (kPairIdsPerWarp, route_args.h) for the
+// placement phase, so that phase does not read them back from global
+// memory; pairs beyond these are read back. The plain kernels' calls
+// counted by rows keep each pair's rank among the warp's pairs of its
+// expert in the bits above its id, so that the pairs are placed all at
+// once rather than a token a step.
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
-// The plain kernels' calls counted by rows keep each pair's rank among the
-// warp's pairs of its expert in the bits above its id (ranked_pair_id), so
-// that the pairs are placed all at once rather than a token a step.
-constexpr int kPairIdBits = 9;
 constexpr uint32_t kPairIdMask = (1u << kPairIdBits) - 1u;
-constexpr int32_t kMaxPairRankTokens = 1 << (16 - kPairIdBits);  // tokens per warp whose ranks fit
-static_assert(kMaxExperts <= (1 << kPairIdBits), "a plain pair id fits below its rank");
 
 struct CtaShared {
     union {
@@ -402,14 +398,6 @@ __device__ __forceinline__ int32_t warp_pair_expert(const RouteArgs &a, const Ct
     return kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p];
 }
 
-// Whether every pair of the plain kernels' calls counted by rows has its
-// rank in pair_ids: each warp's pairs all kept, and few enough tokens a
-// warp for the ranks' bits. The same in every thread of the grid.
-__device__ __forceinline__ bool pairs_ranked(const RouteArgs &a) {
-    const int32_t per_warp = (a.tokens_per_cta + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    return per_warp <= kMaxPairRankTokens && per_warp * a.top_k <= kPairIdsPerWarp;
-}
-
 // Every pair of the warp's range at once, 32 a step: its position is its
 // expert's group start plus the pairs of earlier CTAs (sh.base), of the
 // CTA's earlier warps (the warp's row of counts, prefixes by now) and of
@@ -432,31 +420,18 @@ __device__ __forceinline__ void place_ranked_pairs(const RouteArgs &a, const Cta
     }
 }
 
-// Staged placement (the large kernel): where every pair of the warp's
-// tokens has its rank (pairs_ranked), the CTA lists its pairs in plan order
+// Staged placement (the large kernel's staged entry points, where
+// pairs_staged holds, route_args.h): the CTA lists its pairs in plan order
 // (by expert, then pair) once it has sent its counts; once the groups'
 // offsets are known, consecutive threads copy consecutive entries of that
 // list to their places. An expert's pairs in the CTA then go out in one
 // warp's store, adjacent, where a pair a lane in pair order puts each
 // lane's store in another expert's group: the placement's time follows
-// the number of its scattered stores. The list costs a scan and two
-// barriers, which the CTA that counts last pays in full, so only runs of
-// more than two pairs an expert on average pay for it. Measured on the
-// H200 against the pairs placed 32 a step from their ranks: E512 16384
-// tokens (2.4 pairs an expert a CTA) -0.45 us, E8 4096 tokens (8) -0.1;
-// E128 4096 tokens (2) +0.38, E256 8192 tokens (2) +0.22, E512 4096
-// tokens (0.6) +0.27.
+// the number of its scattered stores.
 // The list: 16-bit entries in the rankings' scratch, free once every token
 // is ranked, each naming a kept pair (warp * kPairIdsPerWarp + j).
-constexpr int32_t kStagedMaxPairs = static_cast<int32_t>(sizeof(CtaShared::rank_scratch) / sizeof(uint16_t));
+static_assert(sizeof(CtaShared::rank_scratch) / sizeof(uint16_t) >= kStagedMaxPairs, "the list fits the scratch");
 static_assert(kWarpsPerBlock * kPairIdsPerWarp <= 65536, "a list entry names a kept pair in 16 bits");
-constexpr int32_t kStagedMinPairsPerExpert = 2;  // the mean run must be longer
-
-__device__ __forceinline__ bool pairs_staged_hold(const RouteArgs &a) {
-    const int64_t pairs = static_cast<int64_t>(a.tokens_per_cta) * a.top_k;
-    return pairs_ranked(a) && pairs <= kStagedMaxPairs &&
-           pairs > static_cast<int64_t>(kStagedMinPairsPerExpert) * a.plan_experts;
-}
 
 __device__ __forceinline__ uint16_t *staged_list(CtaShared &sh) {
     return reinterpret_cast<uint16_t *>(sh.rank_scratch);
@@ -551,7 +526,7 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
         place_mapped_pairs_by_rows(a, sh, range);
         return;
     }
-    if (!kFlavoured && pairs_ranked(a)) {
+    if (!kFlavoured && pairs_ranked(a.tokens_per_cta, a.top_k)) {
         place_ranked_pairs(a, sh, range);
         return;
     }

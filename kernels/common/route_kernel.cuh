@@ -118,9 +118,9 @@ struct NoEarlyReads {
 // e < E, count is this CTA's count of expert e, and it must set the
 // call-wide total and the count held by CTAs before this one. It may call
 // stage() once, in every thread (it has CTA barriers), where it would
-// otherwise wait for the other CTAs: that lists the CTA's pairs in plan
-// order where they hold (stage_ranked_pairs), in the rankings' scratch,
-// which the exchange must then leave alone. early() runs in every
+// otherwise wait for the other CTAs: in the staged entry points that lists
+// the CTA's pairs in plan order (stage_ranked_pairs), in the rankings'
+// scratch, which the exchange must then leave alone. early() runs in every
 // thread before selection, as soon as global memory may be read: reads the
 // exchange needs, whose latency selection then hides.
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
@@ -131,8 +131,12 @@ struct NoEarlyReads {
 // one-token entry point, where the CTA ranks a one-token call.
 // kFlavouredTokenBits: the flavoured kernel counts by token bits where they
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
+// kStagedPairs: the plain large kernel's staged entry points, which stage
+// the pairs where pairs_staged holds (route_args.h); elsewhere no staging
+// code is built in.
 template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
-          bool kFlavouredTokenBits = false, typename Exchange, typename EarlyReads = NoEarlyReads>
+          bool kFlavouredTokenBits = false, bool kStagedPairs = false, typename Exchange,
+          typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
     phase_clock(a, 0);
@@ -193,7 +197,8 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     int32_t total = 0, earlier = 0;
     StagedPairs staged = {false, 0};
     exchange(count, &total, &earlier, [&] {
-        staged.held = !kFlavoured && !token_bits && pairs_staged_hold(a);
+        staged.held = kStagedPairs && !kFlavoured && !token_bits &&
+                      pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
         if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
     });
     phase_clock(a, 4);
