@@ -72,11 +72,12 @@ ALPHAMOE_HOST_DEVICE inline bool pairs_ranked(int32_t tokens_per_cta, int32_t to
 // this holds: ranked pairs, at most kStagedMaxPairs of them a CTA, and
 // more than kStagedMinPairsPerExpert an expert on average. The list and
 // its scan cost the CTA that counts last in full; only runs of more than
-// two pairs an expert pay for them (measured on the H200 against the other
-// entry points: E512 16384 tokens, 2.4 pairs an expert a CTA, -0.45 us;
-// E8 4096 tokens, 8, -0.1; E128 4096 tokens, 2, +0.38; E256 8192 tokens,
-// 2, +0.22; E512 4096 tokens, 0.6, +0.27). Left in the other entry points,
-// the unused staging code cost their calls 0.06 to 0.24 us.
+// two pairs an expert pay for them (measured on the H200 against the
+// ranked pairs placed 32 a step, bench/RESULTS.md: E512 16384 tokens, 2.4
+// pairs an expert a CTA, -0.46 us; E8 4096 tokens, 8, -0.09; E128 4096
+// tokens, 2, +0.37; E256 8192 tokens, 2, +0.22; E512 4096 tokens, 0.6,
+// +0.28). Left in the other entry points, the unused staging code cost
+// their calls 0.07 to 0.24 us.
 constexpr int32_t kStagedMaxPairs = 2048;
 constexpr int32_t kStagedMinPairsPerExpert = 2;
 ALPHAMOE_HOST_DEVICE inline bool pairs_staged(int32_t tokens_per_cta, int32_t top_k, int32_t plan_experts) {
