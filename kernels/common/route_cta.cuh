@@ -189,10 +189,9 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         const int32_t local = kFlavoured ? local_expert(a, id) : id;
         // A token's ids are distinct, so are their local ids but under a
         // map, which may give several experts one local id. Without
-        // flavours every id is a plan expert.
-        // Without flavours a pair counted by rows keeps its rank among the
-        // warp's pairs of its expert above its id (the count before it; it
-        // fits where pairs_ranked holds).
+        // flavours every id is a plan expert, and a pair counted by rows
+        // keeps its rank among the warp's pairs of its expert (the count
+        // before it) above its id; it fits where pairs_ranked holds.
         uint32_t kept = static_cast<uint32_t>(local);
         if (tally == kTallyRows && (!kFlavoured || local >= 0)) {
             if (kFlavoured && (a.flags & kFlagExpertMap)) {
@@ -401,9 +400,12 @@ __device__ __forceinline__ int32_t warp_pair_expert(const RouteArgs &a, const Ct
 // Every pair of the warp's range at once, 32 a step: its position is its
 // expert's group start plus the pairs of earlier CTAs (sh.base), of the
 // CTA's earlier warps (the warp's row of counts, prefixes by now) and of
-// the warp's earlier tokens (its rank). Placing them a token a step, each
-// step waiting on the last through the row of counts, took the large
-// kernel at E512 16384 tokens about 1 us more on the H200.
+// the warp's earlier tokens (its rank). The chain of a token a step, each
+// waiting on the last through the row of counts, took CTA 0 about 1.1 of
+// the placement's 2.2 us at E512 16384 tokens on the H200, yet without it
+// the stores took about as long: the ranks saved 0.03 us there, 0.1 to
+// 0.16 at E256 8192, E128 4096 and E8 4096 tokens (bench/RESULTS.md,
+// ninth run); the staged entry points list the pairs from them.
 __device__ __forceinline__ void place_ranked_pairs(const RouteArgs &a, const CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
@@ -549,6 +551,13 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     }
 }
 
+// Whether the CTA listed its pairs (stage_ranked_pairs), and thread e's
+// run start in that list.
+struct StagedPairs {
+    bool held;
+    int32_t run_start;
+};
+
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
 // positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
 // before this one hold. This phase and the next run once per call, their
@@ -557,14 +566,7 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
 // (the token loop's steps wait on one another through `running` anyway).
 // With token bits the block map is written before the barrier the pairs
 // wait for anyway; per-warp rows of counts hold the map's space until the
-// pairs are placed.
-// staged: whether the CTA listed its pairs (stage_ranked_pairs), and thread
-// e's run start in that list.
-struct StagedPairs {
-    bool held;
-    int32_t run_start;
-};
-
+// pairs are placed. Staged pairs are copied from their list.
 template <bool kFlavoured>
 __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
                                                   int32_t total, int32_t earlier_ctas, bool token_bits,
