@@ -162,6 +162,17 @@ static void gpu_few_tokens(void **state) {
     print_message("# %d cases of 1 to 16 tokens equal to the host reference\n", cases);
 }
 
+/* The library's attributes of the current device. */
+static alphamoe_device_attributes current_device_attributes(void) {
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    return attrs;
+}
+
 /* The grid a router of (E, k, block_m, flags, force) picks for M tokens. */
 static alphamoe_selection selection_for(int32_t E, int32_t k, int32_t block_m, uint32_t flags, int32_t force,
                                         int32_t M, const alphamoe_device_attributes *attrs) {
@@ -181,12 +192,7 @@ static alphamoe_selection selection_for(int32_t E, int32_t k, int32_t block_m, u
 static void gpu_tokens_per_cta_limits(void **state) {
     (void)state;
     test_rng rng = case_rng(19);
-    alphamoe_device_attributes attrs;
-    memset(&attrs, 0, sizeof attrs);
-    attrs.struct_size = sizeof attrs;
-    int device = 0;
-    CUDA_OK(cudaGetDevice(&device));
-    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    const alphamoe_device_attributes attrs = current_device_attributes();
     static const int32_t per_cta[] = {8, 15, 16, 17, 33};
     static const int32_t shapes[][3] = {{64, 6, 16}, {512, 10, 8}};
     enum { MOST_PER_CTA = 64, MOST_CTAS = 256 };
@@ -255,12 +261,7 @@ static void gpu_block_map_limits(void **state) {
 static void gpu_pair_rank_limits(void **state) {
     (void)state;
     test_rng rng = case_rng(21);
-    alphamoe_device_attributes attrs;
-    memset(&attrs, 0, sizeof attrs);
-    attrs.struct_size = sizeof attrs;
-    int device = 0;
-    CUDA_OK(cudaGetDevice(&device));
-    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    const alphamoe_device_attributes attrs = current_device_attributes();
     static const struct {
         int32_t E, k, block_m, per_cta;
         uint32_t flags;
@@ -709,12 +710,7 @@ static void gpu_sanitizer_sweep(void **state) {
                 }
     /* The large kernel's staged entry points (pairs_staged, route_args.h):
      * 110 tokens a CTA, more than two pairs an expert a CTA in every shape. */
-    alphamoe_device_attributes attrs;
-    memset(&attrs, 0, sizeof attrs);
-    attrs.struct_size = sizeof attrs;
-    int device = 0;
-    CUDA_OK(cudaGetDevice(&device));
-    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    const alphamoe_device_attributes attrs = current_device_attributes();
     const int32_t grid = selection_for(512, 10, 8, 0, ALPHAMOE_SPECIALIZATION_LARGE, 64 * 256, &attrs).grid_ctas;
     for (int s = 0; s < COUNT(shapes); ++s)
         for (int shared = 0; shared < 2; ++shared) {
