@@ -50,40 +50,35 @@ constexpr int kMaxClusterCtaTokens = 65535 / kMaxTopK;
 
 // Chosen ids a CTA's warp keeps in shared memory for the placement phase
 // (route_cta.cuh): 16 bits each, which hold any id (E <= 512) and let 16
-// tokens of k = 10 fit.
+// tokens of k = 10 fit. The staged entry points keep a pair's id in the low
+// kPairIdBits bits and its rank among the warp's pairs of its expert in
+// the bits above, which hold ranks of up to kMaxPairRankTokens tokens a
+// warp.
 constexpr int kPairIdsPerWarp = 160;
-// Without flavours, a pair's id takes the low kPairIdBits bits and its rank
-// among the warp's pairs of its expert the bits above, which hold ranks of
-// up to this many tokens a warp.
 constexpr int kPairIdBits = 9;
 constexpr int32_t kMaxPairRankTokens = 1 << (16 - kPairIdBits);
 static_assert(kMaxExperts <= (1 << kPairIdBits), "a plain pair id fits below its rank");
 
-// Whether every pair of a plain call counted by rows has its rank kept:
-// each warp's pairs all kept, and few enough tokens a warp for the ranks.
-ALPHAMOE_HOST_DEVICE inline bool pairs_ranked(int32_t tokens_per_cta, int32_t top_k) {
-    const int32_t per_warp = (tokens_per_cta + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    return per_warp <= kMaxPairRankTokens && per_warp * top_k <= kPairIdsPerWarp;
-}
-
 // The plain large kernel's staged entry points (<kernel>_staged_w<slots>)
 // list each CTA's pairs in plan order while the counts are exchanged and
 // copy the list out in order (route_cta.cuh). The host launches them where
-// this holds: ranked pairs, at most kStagedMaxPairs of them a CTA, and
-// more than kStagedMinPairsPerExpert an expert on average. The list and
-// its scan cost the CTA that counts last in full; only runs of more than
-// two pairs an expert pay for them (measured on the H200 against the
-// ranked pairs placed 32 a step, bench/RESULTS.md: E512 16384 tokens, 2.4
-// pairs an expert a CTA, -0.46 us; E8 4096 tokens, 8, -0.09; E128 4096
-// tokens, 2, +0.37; E256 8192 tokens, 2, +0.22; E512 4096 tokens, 0.6,
-// +0.28). Left in the other entry points, the unused staging code cost
-// their calls 0.07 to 0.24 us.
+// pairs_staged holds: at most kStagedMaxPairs pairs a CTA, and more than
+// kStagedMinPairsPerExpert an expert on average. The list and its scan
+// cost the CTA that counts last in full; only runs of more than two pairs
+// an expert pay for them (measured on the H200, bench/RESULTS.md ninth run:
+// E512 16384 tokens, 2.4 pairs an expert a CTA, -0.46 us; E8 4096 tokens,
+// 8, -0.09; E128 4096 tokens, 2, +0.37; E256 8192 tokens, 2, +0.22; E512
+// 4096 tokens, 0.6, +0.28). Left in the other entry points, the unused
+// staging code cost their calls 0.07 to 0.24 us.
 constexpr int32_t kStagedMaxPairs = 2048;
 constexpr int32_t kStagedMinPairsPerExpert = 2;
+// At most kStagedMaxPairs pairs a CTA: its warps keep every pair, ranks
+// included (a warp's pairs are at most ceil(T / 16) * k <= T * k / 16 + k).
+static_assert(kStagedMaxPairs / kWarpsPerBlock + kMaxTopK <= kPairIdsPerWarp, "a staged warp keeps its pairs");
+static_assert(kStagedMaxPairs / kWarpsPerBlock <= kMaxPairRankTokens, "and their ranks");
 ALPHAMOE_HOST_DEVICE inline bool pairs_staged(int32_t tokens_per_cta, int32_t top_k, int32_t plan_experts) {
     const int64_t pairs = static_cast<int64_t>(tokens_per_cta) * top_k;
-    return pairs_ranked(tokens_per_cta, top_k) && pairs <= kStagedMaxPairs &&
-           pairs > static_cast<int64_t>(kStagedMinPairsPerExpert) * plan_experts;
+    return pairs <= kStagedMaxPairs && pairs > static_cast<int64_t>(kStagedMinPairsPerExpert) * plan_experts;
 }
 
 enum RouteFlags : uint32_t {

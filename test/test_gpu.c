@@ -248,17 +248,15 @@ static void gpu_block_map_limits(void **state) {
     print_message("# %d cases equal to the host reference\n", cases);
 }
 
-/* Both sides of the limits under which a plain call counted by rows
- * places its pairs from their ranks (pairs_ranked, route_cta.cuh): every
- * pair of a warp's tokens kept (16 tokens of k = 10 a warp, 256 a CTA)
- * and ranks below 128 (tokens of k = 1: 2,048 a CTA); and of the large
- * kernel's list of a CTA's pairs (pairs_staged_hold: at most 2,048 pairs,
- * 204 tokens of k = 10, and more than two an expert, 65 tokens of k = 2
- * at E64). Equal logits give every token the same experts, so
- * the ranks reach their largest values and an expert's run of the list
- * is long; the shared expert's rank is its token's place in the warp. One
- * CTA (tiny), and the large grid with the same tokens a CTA. */
-static void gpu_pair_rank_limits(void **state) {
+/* Both sides of the limits of the large kernel's staged entry points
+ * (pairs_staged, route_args.h), which the host launches where a CTA has at
+ * most 2,048 pairs (204 and 205 tokens of k = 10; 2,048 and 2,049 of
+ * k = 1, whose ranks kept at counting reach 127) and more than two an
+ * expert on average (102 and 103 tokens of k = 10 at E512; 64 and 65 of
+ * k = 2 at E64). Equal logits give every token the same experts, so the
+ * ranks reach their largest values and an expert's run of the CTA's list
+ * is long; the shared expert's rank is its token's place in its warp. */
+static void gpu_staged_limits(void **state) {
     (void)state;
     test_rng rng = case_rng(21);
     const alphamoe_device_attributes attrs = current_device_attributes();
@@ -269,38 +267,33 @@ static void gpu_pair_rank_limits(void **state) {
     } shapes[] = {{512, 10, 8, 204, 0u, LOGITS_ALL_EQUAL},
                   {512, 10, 8, 204, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
                   {512, 10, 8, 205, 0u, LOGITS_RANDOM},
-                  {512, 10, 8, 256, 0u, LOGITS_ALL_EQUAL},
-                  {512, 10, 8, 257, 0u, LOGITS_ALL_EQUAL},
-                  {512, 10, 8, 256, 0u, LOGITS_RANDOM},
-                  {512, 10, 8, 257, 0u, LOGITS_RANDOM},
+                  {512, 10, 1, 103, 0u, LOGITS_RANDOM},
+                  {512, 10, 8, 102, 0u, LOGITS_QUANTIZED},
                   {64, 1, 4, 2048, 0u, LOGITS_ALL_EQUAL},
                   {64, 1, 4, 2049, 0u, LOGITS_ALL_EQUAL},
                   {64, 1, 3, 2048, 0u, LOGITS_RANDOM},
-                  {64, 2, 4, 1280, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
-                  {64, 2, 4, 1281, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_ALL_EQUAL},
+                  {64, 2, 4, 1024, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
+                  {64, 2, 4, 1025, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_ALL_EQUAL},
                   {64, 2, 4, 64, 0u, LOGITS_ALL_EQUAL},
                   {64, 2, 4, 65, 0u, LOGITS_ALL_EQUAL},
                   {64, 2, 16, 65, 0u, LOGITS_RANDOM}};
-    static const int32_t forces[] = {ALPHAMOE_SPECIALIZATION_TINY, ALPHAMOE_SPECIALIZATION_LARGE};
+    const int32_t force = ALPHAMOE_SPECIALIZATION_LARGE;
     int cases = 0;
-    for (int s = 0; s < COUNT(shapes); ++s)
-        for (int f = 0; f < COUNT(forces); ++f) {
-            const int32_t force = forces[f];
-            const int32_t grid = force == ALPHAMOE_SPECIALIZATION_TINY
-                                     ? 1
-                                     : selection_for(shapes[s].E, shapes[s].k, shapes[s].block_m, shapes[s].flags,
-                                                     force, 64 * 256, &attrs).grid_ctas;
-            const int32_t M = shapes[s].per_cta * grid;
-            route_case c = {shapes[s].E, shapes[s].k, shapes[s].block_m, M, 0,
-                            shapes[s].flags | (cases % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL), force, shapes[s].pattern,
-                            0, cases % 2, 0};
-            const alphamoe_selection sel = selection_for(c.E, c.k, c.block_m, c.flags, force, M, &attrs);
-            if ((int)sel.specialization != force || sel.tokens_per_cta != shapes[s].per_cta)
-                fail_msg("M=%d forced %d: specialization %d, %d tokens a CTA, not %d", M, force, sel.specialization,
-                         sel.tokens_per_cta, shapes[s].per_cta);
-            run_case(&c, &rng);
-            ++cases;
-        }
+    for (int s = 0; s < COUNT(shapes); ++s) {
+        const int32_t grid =
+            selection_for(shapes[s].E, shapes[s].k, shapes[s].block_m, shapes[s].flags, force, 64 * 256, &attrs)
+                .grid_ctas;
+        const int32_t M = shapes[s].per_cta * grid;
+        route_case c = {shapes[s].E, shapes[s].k, shapes[s].block_m, M, 0,
+                        shapes[s].flags | (cases % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL), force, shapes[s].pattern, 0,
+                        cases % 2, 0};
+        const alphamoe_selection sel = selection_for(c.E, c.k, c.block_m, c.flags, force, M, &attrs);
+        if ((int)sel.specialization != force || sel.tokens_per_cta != shapes[s].per_cta)
+            fail_msg("M=%d: specialization %d, %d tokens a CTA, not large with %d", M, sel.specialization,
+                     sel.tokens_per_cta, shapes[s].per_cta);
+        run_case(&c, &rng);
+        ++cases;
+    }
     print_message("# %d cases equal to the host reference\n", cases);
 }
 
@@ -749,7 +742,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_few_tokens),
         cmocka_unit_test(gpu_tokens_per_cta_limits),
         cmocka_unit_test(gpu_block_map_limits),
-        cmocka_unit_test(gpu_pair_rank_limits),
+        cmocka_unit_test(gpu_staged_limits),
         cmocka_unit_test(gpu_logits_row_stride),
         cmocka_unit_test(gpu_empty_batch),
         cmocka_unit_test(gpu_graph_replay),

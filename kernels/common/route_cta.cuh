@@ -23,10 +23,8 @@ namespace alphamoe {
 
 // The warps keep their chosen ids (kPairIdsPerWarp, route_args.h) for the
 // placement phase, so that phase does not read them back from global
-// memory; pairs beyond these are read back. The plain kernels' calls
-// counted by rows keep each pair's rank among the warp's pairs of its
-// expert in the bits above its id, so that the pairs are placed all at
-// once rather than a token a step.
+// memory; pairs beyond these are read back. The staged entry points keep
+// each pair's rank among the warp's pairs of its expert above its id.
 static_assert(kMaxExperts <= 32768, "pair ids are kept in 16 bits");
 constexpr uint32_t kPairIdMask = (1u << kPairIdBits) - 1u;
 
@@ -63,9 +61,10 @@ __device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n)
 }
 
 // How phase 1 tallies a ranked token's pairs for the plan: not at all (the
-// few-token plans read pair_ids), in per-warp rows of counts, or as token
-// bits (a bit per warp in each of its experts' words).
-enum PairTally { kTallyNone, kTallyRows, kTallyBits };
+// few-token plans read pair_ids), in per-warp rows of counts (with each
+// pair's rank kept in pair_ids as well: the staged entry points), or as
+// token bits (a bit per warp in each of its experts' words).
+enum PairTally { kTallyNone, kTallyRows, kTallyRankedRows, kTallyBits };
 
 struct TokenRange {
     int32_t begin;
@@ -189,18 +188,20 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         const int32_t local = kFlavoured ? local_expert(a, id) : id;
         // A token's ids are distinct, so are their local ids but under a
         // map, which may give several experts one local id. Without
-        // flavours every id is a plan expert, and a pair counted by rows
-        // keeps its rank among the warp's pairs of its expert (the count
-        // before it) above its id; it fits where pairs_ranked holds.
+        // flavours every id is a plan expert. A ranked pair keeps its rank
+        // among the warp's pairs of its expert (the count before it) above
+        // its id (the staged entry points: no flavours).
         uint32_t kept = static_cast<uint32_t>(local);
+        if (tally == kTallyRankedRows) {
+            const int32_t rank = sh.warp_counts[warp][local];
+            sh.warp_counts[warp][local] = rank + 1;
+            kept |= static_cast<uint32_t>(rank) << kPairIdBits;
+        }
         if (tally == kTallyRows && (!kFlavoured || local >= 0)) {
-            if (kFlavoured && (a.flags & kFlagExpertMap)) {
+            if (kFlavoured && (a.flags & kFlagExpertMap))
                 atomicAdd(&sh.warp_counts[warp][local], 1);
-            } else {
-                const int32_t rank = sh.warp_counts[warp][local];
-                sh.warp_counts[warp][local] = rank + 1;
-                if (!kFlavoured) kept |= static_cast<uint32_t>(rank) << kPairIdBits;
-            }
+            else
+                sh.warp_counts[warp][local] += 1;
         }
         if (tally == kTallyBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
         const int32_t j = j0 + lane;
@@ -232,7 +233,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
         if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
     }
-    if (tally == kTallyRows)
+    if (tally == kTallyRows || tally == kTallyRankedRows)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
     if (tally == kTallyBits) {
         clear_token_masks(sh);
@@ -390,41 +391,15 @@ __device__ __forceinline__ void write_block_map(const RouteArgs &a, CtaShared &s
 // same thread in phase 1).
 template <bool kFlavoured>
 __device__ __forceinline__ int32_t warp_pair_expert(const RouteArgs &a, const CtaShared &sh, int32_t j, int32_t p) {
-    if (j < kPairIdsPerWarp) {
-        const int32_t kept = sh.pair_ids[threadIdx.x >> 5][j];
-        return kFlavoured ? kept : static_cast<int32_t>(static_cast<uint32_t>(kept) & kPairIdMask);
-    }
+    if (j < kPairIdsPerWarp) return sh.pair_ids[threadIdx.x >> 5][j];
     return kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p];
 }
 
-// Every pair of the warp's range at once, 32 a step: its position is its
-// expert's group start plus the pairs of earlier CTAs (sh.base), of the
-// CTA's earlier warps (the warp's row of counts, prefixes by now) and of
-// the warp's earlier tokens (its rank). The chain of a token a step, each
-// waiting on the last through the row of counts, took CTA 0 about 1.1 of
-// the placement's 2.2 us at E512 16384 tokens on the H200, yet without it
-// the stores took about as long: the ranks saved 0.03 us there, 0.1 to
-// 0.16 at E256 8192, E128 4096 and E8 4096 tokens (bench/RESULTS.md,
-// ninth run); the staged entry points list the pairs from them.
-__device__ __forceinline__ void place_ranked_pairs(const RouteArgs &a, const CtaShared &sh, TokenRange range) {
-    const int lane = threadIdx.x & 31;
-    const int warp = threadIdx.x >> 5;
-    const int32_t *warp_start = sh.warp_counts[warp];
-    const int32_t first = range.begin * a.top_k;
-    const int32_t pairs = max(range.end - range.begin, 0) * a.top_k;
-#pragma unroll 1
-    for (int32_t j = lane; j < pairs; j += 32) {
-        const uint32_t kept = static_cast<uint16_t>(sh.pair_ids[warp][j]);
-        const uint32_t local = kept & kPairIdMask;
-        const int32_t pos = sh.base[local] + warp_start[local] + static_cast<int32_t>(kept >> kPairIdBits);
-        a.sorted_token_ids[pos] = first + j;
-        if (a.pair_to_sorted) a.pair_to_sorted[first + j] = pos;
-    }
-}
-
 // Staged placement (the large kernel's staged entry points, where
-// pairs_staged holds, route_args.h): the CTA lists its pairs in plan order
-// (by expert, then pair) once it has sent its counts; once the groups'
+// pairs_staged holds, route_args.h): with each pair's rank kept at
+// counting, the CTA lists its pairs in plan order (by expert, then pair)
+// once it has sent its counts, each at its expert's run start in the list
+// plus the pairs of the CTA's earlier warps and its rank; once the groups'
 // offsets are known, consecutive threads copy consecutive entries of that
 // list to their places. An expert's pairs in the CTA then go out in one
 // warp's store, adjacent, where a pair a lane in pair order puts each
@@ -526,10 +501,6 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     const TokenRange range = warp_token_range(cta_range, warp);
     if (kFlavoured && (a.flags & kFlagExpertMap)) {
         place_mapped_pairs_by_rows(a, sh, range);
-        return;
-    }
-    if (!kFlavoured && pairs_ranked(a.tokens_per_cta, a.top_k)) {
-        place_ranked_pairs(a, sh, range);
         return;
     }
     const int k = a.top_k;

@@ -164,6 +164,8 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && token_bits_hold(a, kFlavoured);
     const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
+    const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && !token_bits &&
+                              pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared>(a, sh);
@@ -174,8 +176,11 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured>(
-            a, sh, warp_range, few_token_plan ? kTallyNone : token_bits ? kTallyBits : kTallyRows);
+        select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range,
+                                                   few_token_plan ? kTallyNone
+                                                   : token_bits   ? kTallyBits
+                                                   : staged_pairs ? kTallyRankedRows
+                                                                  : kTallyRows);
     }
     phase_clock(a, 2);
     if (few_token_plan) {
@@ -197,8 +202,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     int32_t total = 0, earlier = 0;
     StagedPairs staged = {false, 0};
     exchange(count, &total, &earlier, [&] {
-        staged.held = kStagedPairs && !kFlavoured && !token_bits &&
-                      pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
+        staged.held = staged_pairs;
         if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
     });
     phase_clock(a, 4);
