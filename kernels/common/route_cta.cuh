@@ -413,6 +413,9 @@ static_assert(kWarpsPerBlock * kPairIdsPerWarp <= 65536, "a list entry names a k
 __device__ __forceinline__ uint16_t *staged_list(CtaShared &sh) {
     return reinterpret_cast<uint16_t *>(sh.rank_scratch);
 }
+__device__ __forceinline__ const uint16_t *staged_list(const CtaShared &sh) {
+    return reinterpret_cast<const uint16_t *>(sh.rank_scratch);
+}
 
 // Every thread of the CTA, once the pairs are counted by rows (the warps'
 // rows hold their starts): lists the CTA's pairs. Returns, in thread e,
@@ -448,7 +451,7 @@ __device__ __forceinline__ void write_staged_pairs(const RouteArgs &a, const Cta
     const int32_t tokens = cta_range.end - cta_range.begin;
     const int32_t warp_pairs = (tokens + kWarpsPerBlock - 1) / kWarpsPerBlock * k;  // warp_token_range's
     const int32_t first_pair = cta_range.begin * k;
-    const uint16_t *list = reinterpret_cast<const uint16_t *>(sh.rank_scratch);
+    const uint16_t *list = staged_list(sh);
     const uint16_t *kept_ids = reinterpret_cast<const uint16_t *>(sh.pair_ids);
 #pragma unroll 1
     for (int32_t i = threadIdx.x; i < tokens * k; i += kBlockThreads) {
