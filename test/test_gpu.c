@@ -256,8 +256,9 @@ static void gpu_block_map_limits(void **state) {
  * k = 2 at E64). Equal logits give every token the same experts, so the
  * ranks reach their largest values and an expert's run of the CTA's list
  * is long; the shared expert's rank is its token's place in its warp.
- * With 110 tokens of k = 10 at block_m 64 the plan's blocks fit the block
- * map, whose padding then goes with the block ids the pairs wrote. */
+ * From block_m 32 on the staged pairs write their blocks' ids: at E8
+ * their blocks do not fit the block map, with 110 tokens of k = 10 at E512
+ * they do. */
 static void gpu_staged_limits(void **state) {
     (void)state;
     test_rng rng = case_rng(21);
@@ -280,7 +281,10 @@ static void gpu_staged_limits(void **state) {
                   {64, 2, 4, 65, 0u, LOGITS_ALL_EQUAL},
                   {64, 2, 16, 65, 0u, LOGITS_RANDOM},
                   {512, 10, 64, 110, 0u, LOGITS_RANDOM},
-                  {512, 10, 64, 110, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_QUANTIZED}};
+                  {512, 10, 64, 110, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_QUANTIZED},
+                  {8, 2, 64, 64, 0u, LOGITS_RANDOM},
+                  {8, 2, 32, 64, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_QUANTIZED},
+                  {8, 2, 16, 64, 0u, LOGITS_ALL_EQUAL}};
     const int32_t force = ALPHAMOE_SPECIALIZATION_LARGE;
     int cases = 0;
     for (int s = 0; s < COUNT(shapes); ++s) {

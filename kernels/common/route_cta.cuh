@@ -447,12 +447,12 @@ __device__ __forceinline__ int32_t stage_ranked_pairs(const RouteArgs &a, CtaSha
 // Every thread of the CTA, once sh.base holds each expert's group start
 // plus the pairs of earlier CTAs, less its run's start in the list: entry
 // i of the list goes to sh.base[expert] + i. A group starts at a multiple
-// of block_m and fills the first position of each of its blocks, so the
-// pair placed at a multiple of block_m writes its block's expert id: the
-// live blocks' ids need no search of the group starts (write_plan_by_runs),
-// which at E512 16384 tokens kept the grid's first 41 CTAs about 0.45 us
-// past the others.
-__device__ __forceinline__ void write_staged_pairs(const RouteArgs &a, const CtaShared &sh, TokenRange cta_range) {
+// of block_m and fills the first position of each of its blocks, so where
+// blocks_placed the pair placed at a multiple of block_m writes its block's
+// expert id, and the live blocks' ids need no search of the group starts
+// (write_plan_by_runs).
+__device__ __forceinline__ void write_staged_pairs(const RouteArgs &a, const CtaShared &sh, TokenRange cta_range,
+                                                   bool blocks_placed) {
     const int k = a.top_k;
     const int32_t tokens = cta_range.end - cta_range.begin;
     const int32_t warp_pairs = (tokens + kWarpsPerBlock - 1) / kWarpsPerBlock * k;  // warp_token_range's
@@ -469,8 +469,10 @@ __device__ __forceinline__ void write_staged_pairs(const RouteArgs &a, const Cta
         const int32_t pos = sh.base[expert] + i;
         a.sorted_token_ids[pos] = p;
         if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
-        const int32_t block = block_m_divide(a, pos);
-        if (block * a.block_m == pos) a.expert_ids[block] = static_cast<int32_t>(expert);
+        if (blocks_placed) {
+            const int32_t block = block_m_divide(a, pos);
+            if (block * a.block_m == pos) a.expert_ids[block] = static_cast<int32_t>(expert);
+        }
     }
 }
 
@@ -536,6 +538,14 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
 
 // Whether the CTA listed its pairs (stage_ranked_pairs), and thread e's
 // run start in that list.
+// The least block_m at which the staged placement writes the block ids
+// (write_staged_pairs). Measured on the H200: E8 4096 tokens, block_m 64,
+// 136 blocks, 0.13 us faster than CTA 0's search of the group starts; E512
+// 16384 tokens, block_m 8, 21,000 blocks, 0.4 us slower, each line of ids
+// written 4 bytes at a time by several CTAs, where the search's warps write
+// whole lines.
+constexpr int32_t kPlacedBlockIdsMinBlockM = 32;
+
 struct StagedPairs {
     bool held;
     int32_t run_start;
@@ -558,7 +568,7 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     const int32_t bm = a.block_m;
     PlanGroups g;
     g.total = total;
-    g.blocks_placed = staged.held;
+    g.blocks_placed = staged.held && bm >= kPlacedBlockIdsMinBlockM;
     // ceil(total / bm), as (total - 1) / bm + 1: the divisor takes
     // numerators below 2^31, and total - 1 is (total + bm - 1 may not be).
     g.blocks = e < a.plan_experts && total > 0 ? block_m_divide(a, total - 1) + 1 : 0;
@@ -584,7 +594,7 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     if (token_bits)
         place_pairs_by_token_bits(a, sh, cta_range);
     else if (staged.held)
-        write_staged_pairs(a, sh, cta_range);
+        write_staged_pairs(a, sh, cta_range, g.blocks_placed);
     else
         place_pairs_by_rows<kFlavoured>(a, sh, cta_range);
     return g;
