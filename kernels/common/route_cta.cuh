@@ -536,8 +536,6 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     }
 }
 
-// Whether the CTA listed its pairs (stage_ranked_pairs), and thread e's
-// run start in that list.
 // The least block_m at which the staged placement writes the block ids
 // (write_staged_pairs). Measured on the H200: E8 4096 tokens, block_m 64,
 // 136 blocks, 0.13 us faster than CTA 0's search of the group starts; E512
@@ -546,6 +544,8 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
 // whole lines.
 constexpr int32_t kPlacedBlockIdsMinBlockM = 32;
 
+// Whether the CTA listed its pairs (stage_ranked_pairs), and thread e's
+// run start in that list.
 struct StagedPairs {
     bool held;
     int32_t run_start;
