@@ -132,11 +132,18 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
             const uint32_t phase_bit = static_cast<uint32_t>(__syncthreads_or(static_cast<int>(phase >> 31)));
             uint32_t *set = exchange_set(a, phase_bit);
             if (e < L) send_count(set, g, count);
+            uint32_t *arrivals = set + kWsSetArrivalsWord;
+            const bool await_arrivals = L > kPollingMaxExperts;
+            // The staged entry points' arrival goes out before their list,
+            // which the CTA that counts last would otherwise add to every
+            // CTA's wait (elsewhere stage() is empty and the arrival goes
+            // with the wait). It says only that the counts were sent: a
+            // reader checks each word it reads for completeness.
+            if (kStaged && await_arrivals && threadIdx.x == 0) add_relaxed(arrivals, 1u);
             stage();
-            if (L > kPollingMaxExperts) {
+            if (await_arrivals) {
                 if (threadIdx.x == 0) {
-                    uint32_t *arrivals = set + kWsSetArrivalsWord;
-                    add_relaxed(arrivals, 1u);
+                    if (!kStaged) add_relaxed(arrivals, 1u);
                     while (load_relaxed(arrivals) != gridDim.x) {
                     }
                 }
