@@ -22,7 +22,7 @@ struct Kernels {
     alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
     CUkernel kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     CUkernel one_token_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::one_token_kernels
-    CUkernel staged_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];     // DeviceState::staged_kernels
+    CUkernel large_variant_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::large_variant_kernels
 };
 
 // The entry point of kernel k for row width w: <entry point>_w<slots>.
@@ -37,10 +37,15 @@ bool has_one_token_entry(int i, int w) {
                                                   i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
 }
 
-// Whether kernel i has staged entry points, <entry point>_staged_w<slots>.
-bool has_staged_entry(int i) {
-    return i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, false, false) ||
-           i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, true, false);
+// The variant of kernel i's second entry points, <entry point><variant>_w<slots>:
+// the plain large kernel's staged ones, the flavoured large kernel's for
+// 16-bit logits; NULL for the other kernels.
+const char *large_variant(int i) {
+    for (int shared = 0; shared < 2; ++shared) {
+        if (i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, false)) return "_staged";
+        if (i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, true)) return "_half_logits";
+    }
+    return nullptr;
 }
 
 Kernels g_kernels;
@@ -70,9 +75,9 @@ void setup_once() {
                 snprintf(name, sizeof name, "%s_one_token_w%d", k.entry_point, 1 << w);
                 r = d.LibraryGetKernel(&g_kernels.one_token_kernel[i][w], library, name);
             }
-            if (r == CUDA_SUCCESS && has_staged_entry(i)) {
-                snprintf(name, sizeof name, "%s_staged_w%d", k.entry_point, 1 << w);
-                r = d.LibraryGetKernel(&g_kernels.staged_kernel[i][w], library, name);
+            if (r == CUDA_SUCCESS && large_variant(i) != nullptr) {
+                snprintf(name, sizeof name, "%s%s_w%d", k.entry_point, large_variant(i), 1 << w);
+                r = d.LibraryGetKernel(&g_kernels.large_variant_kernel[i][w], library, name);
             }
         }
         g_kernels.status[i] = status_from_cuda(r);
@@ -170,10 +175,10 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
             CUfunction one_token = nullptr;
             if (r == CUDA_SUCCESS && st->one_token_kernels[i][w] != nullptr)
                 r = d.KernelGetFunction(&one_token, st->one_token_kernels[i][w]);
-            st->staged_kernels[i][w] = g_kernels.staged_kernel[i][w];
-            st->staged_dynamic_smem[i][w] = 0;
-            if (r == CUDA_SUCCESS && st->staged_kernels[i][w] != nullptr)
-                r = prepare_grid_entry(st->staged_kernels[i][w], true, &st->staged_dynamic_smem[i][w]);
+            st->large_variant_kernels[i][w] = g_kernels.large_variant_kernel[i][w];
+            st->large_variant_dynamic_smem[i][w] = 0;
+            if (r == CUDA_SUCCESS && st->large_variant_kernels[i][w] != nullptr)
+                r = prepare_grid_entry(st->large_variant_kernels[i][w], true, &st->large_variant_dynamic_smem[i][w]);
             if (r != CUDA_SUCCESS) return status_from_cuda(r);
         }
     }

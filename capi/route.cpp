@@ -94,15 +94,19 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     // entry point where there is one. Where its CTA ranking steps aside (an
     // expert map, say), that entry point ranks the token as the other does.
     const CUkernel one_token = args.num_tokens == 1 ? st.one_token_kernels[index][width] : nullptr;
-    // A plain large call whose pairs pay for a list of their own goes to the
-    // staged entry point (route_args.h).
-    const bool staged = st.staged_kernels[index][width] != nullptr &&
-                        pairs_staged(args.tokens_per_cta, args.top_k, args.plan_experts);
+    // A large call goes to its kernel's second entry point where there is
+    // one: a plain call whose pairs pay for a list of their own to the
+    // staged one (route_args.h), a flavoured call of 16-bit logits to the
+    // one for them (kernels/common/flavour.cuh).
+    const bool variant = st.large_variant_kernels[index][width] != nullptr &&
+                         (routes_a_flavour(router.params)
+                              ? router.params.logits_type != ALPHAMOE_LOGITS_F32
+                              : pairs_staged(args.tokens_per_cta, args.top_k, args.plan_experts));
     const CUkernel kernel = one_token != nullptr ? one_token
-                            : staged             ? st.staged_kernels[index][width]
+                            : variant            ? st.large_variant_kernels[index][width]
                                                  : st.kernels[index][width];
-    cfg.sharedMemBytes =
-        static_cast<unsigned>(staged ? st.staged_dynamic_smem[index][width] : st.dynamic_smem[index][width]);
+    cfg.sharedMemBytes = static_cast<unsigned>(variant ? st.large_variant_dynamic_smem[index][width]
+                                                       : st.dynamic_smem[index][width]);
     // A CUkernel launches as a CUfunction in the stream's context.
     return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);
 }

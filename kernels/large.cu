@@ -113,14 +113,15 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
 }
 
 // kStaged: the staged entry points (pairs_staged, route_args.h), which list
-// the CTA's pairs in plan order while the counts travel.
-template <int kSlots, bool kStaged = false>
+// the CTA's pairs in plan order while the counts travel. kHalfLogits: the
+// flavoured kernel's entry points for 16-bit logits (select_tokens).
+template <int kSlots, bool kStaged = false, bool kHalfLogits = false>
 __device__ __forceinline__ void large(const RouteArgs &a) {
     __shared__ CtaShared sh;
     uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
     uint32_t phase = 0;
     const auto read_phase = [&] { phase = load_relaxed(phase_word); };
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, false, kStaged>(
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, false, kStaged, kHalfLogits>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier, auto stage) {
             const int e = threadIdx.x;
@@ -166,9 +167,16 @@ __device__ __forceinline__ void large_staged(const RouteArgs &a) {
     large<kSlots, true>(a);
 }
 
+template <int kSlots>
+__device__ __forceinline__ void large_half_logits(const RouteArgs &a) {
+    large<kSlots, false, true>(a);
+}
+
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(large, large)
-#if !ALPHAMOE_FLAVOURED
+#if ALPHAMOE_FLAVOURED
+ALPHAMOE_VARIANT_KERNELS(large, _half_logits, large_half_logits)
+#else
 ALPHAMOE_VARIANT_KERNELS(large, _staged, large_staged)
 #endif

@@ -568,17 +568,22 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
     for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
         const flavour *f = &kFlavours[fi];
         /* The flavours' own E give rows of 1, 2, 8 and 16 slots; the others
-         * alternate 64 (2 slots) and 128 (4), so every entry point runs. */
-        const int32_t E = f->E ? f->E : (fi % 2 ? 128 : 64), k = f->k ? f->k : 6;
-        for (int t = 0; t < COUNT(tokens); ++t)
-            for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
-                route_case c = {f, E, k, 8, tokens[t], 0, ALPHAMOE_FLAG_TAIL_FILL, force, LOGITS_QUANTIZED,
-                                BIAS_TIES, 1};
-                /* The shared-expert kernels too, where the flavour allows it. */
-                if (f->scoring == SMX && f->groups == 0 && k >= 2 && t == 1)
-                    c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
-                run_case(&c, &rng);
-            }
+         * alternate 64 (2 slots) and 128 (4), so every entry point runs.
+         * 16-bit logits of no E of their own also at rows of 1 and 16
+         * slots: the large kernel's entry points for them, every width. */
+        int32_t widths[3] = {f->E ? f->E : (fi % 2 ? 128 : 64), 16, 512};
+        const int n_widths = f->E == 0 && f->logits_type != F32 ? 3 : 1;
+        const int32_t k = f->k ? f->k : 6;
+        for (int w = 0; w < n_widths; ++w)
+            for (int t = 0; t < COUNT(tokens); ++t)
+                for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force) {
+                    route_case c = {f, widths[w], k, 8, tokens[t], 0, ALPHAMOE_FLAG_TAIL_FILL, force,
+                                    LOGITS_QUANTIZED, BIAS_TIES, 1};
+                    /* The shared-expert kernels too, where the flavour allows it. */
+                    if (f->scoring == SMX && f->groups == 0 && k >= 2 && t == 1)
+                        c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                    run_case(&c, &rng);
+                }
     }
     report("sanitizer sweep");
 }

@@ -63,6 +63,38 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
     return s;
 }
 
+// 16-bit logits in the large flavoured kernel's entry points for them
+// (_half_logits, large.cu): a row's slots hold its bits until
+// widen_half_row, so its loads stay in flight. Converted where they are
+// issued, the next token's row, loaded while the current one is ranked
+// (select_tokens), is waited for there, before that ranking instead of
+// during it: E512 4096 tokens of bf16 logits took 2.8 us longer than fp32
+// ones (bench/RESULTS.md). The other flavoured entry points take either
+// width as the call says, where loads of the two widths on two sides of a
+// branch meet in moves that wait for them just the same.
+__device__ __forceinline__ float load_half_bits(const char *row, int e) {
+    return __uint_as_float(load_streamed(reinterpret_cast<const unsigned short *>(row) + e));
+}
+
+__device__ __forceinline__ float widen_half(const RouteArgs &a, float bits) {
+    return half_to_float(static_cast<unsigned short>(__float_as_uint(bits)), a.logits_type);
+}
+
+// load_row_slice's 16-bit slots, as bits.
+template <int S>
+__device__ __forceinline__ RowSlice<S> load_half_row_bits(const char *row, int n_candidates, int lane) {
+    RowSlice<S> s;
+#pragma unroll
+    for (int i = 0; i < S; ++i) s.value[i] = load_half_bits(row, min(i * 32 + lane, n_candidates - 1));
+    return s;
+}
+
+template <int S>
+__device__ __forceinline__ void widen_half_row(const RouteArgs &a, RowSlice<S> &s) {
+#pragma unroll
+    for (int i = 0; i < S; ++i) s.value[i] = widen_half(a, s.value[i]);
+}
+
 // Ranking keys: the logits, or with a correction bias fl(sigmoid(L) + b).
 template <int S>
 __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,

@@ -217,8 +217,10 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 // while the first rows load. The next token's
 // logits are loaded while the current one is ranked, so a warp always has
 // a row in flight. Without kFlavoured: the renormalized fp32 softmax over
-// all experts only, none of the flavours' steps.
-template <int S, bool kShared, bool kFlavoured>
+// all experts only, none of the flavours' steps. kHalfLogits: 16-bit
+// logits, converted only once the row is about to be ranked (flavour.cuh,
+// load_half_bits).
+template <int S, bool kShared, bool kFlavoured, bool kHalfLogits = false>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
                                               PairTally tally) {
     const int lane = threadIdx.x & 31;
@@ -230,8 +232,13 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
         const char *row = token_row<kFlavoured>(a, range.begin);
-        next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
-        if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
+        if (kHalfLogits) {
+            next = load_half_row_bits<S>(row, n_candidates, lane);
+            if (kShared) next_shared = load_half_bits(row, shared_id);
+        } else {
+            next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+            if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
+        }
     }
     if (tally == kTallyRows || tally == kTallyRankedRows)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
@@ -250,12 +257,21 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     // when memory is busiest).
 #pragma unroll (kFlavoured ? 1 : 2)
     for (int32_t t = range.begin; t < range.end; ++t) {
-        const RowSlice<S> current = next;
-        const float shared_logit = next_shared;
+        RowSlice<S> current = next;
+        float shared_logit = next_shared;
         if (t + 1 < range.end) {
             const char *row = token_row<kFlavoured>(a, t + 1);
-            next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
-            if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
+            if (kHalfLogits) {
+                next = load_half_row_bits<S>(row, n_candidates, lane);
+                if (kShared) next_shared = load_half_bits(row, shared_id);
+            } else {
+                next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+                if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
+            }
+        }
+        if (kHalfLogits) {
+            widen_half_row<S>(a, current);
+            if (kShared) shared_logit = widen_half(a, shared_logit);
         }
         int32_t id = 0;
         float chosen = key_value(kNoCandidateKey), largest;

@@ -133,9 +133,10 @@ struct NoEarlyReads {
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 // kStagedPairs: the plain large kernel's staged entry points, which stage
 // the pairs where pairs_staged holds (route_args.h); elsewhere no staging
-// code is built in.
+// code is built in. kHalfLogits: the flavoured large kernel's entry points
+// for 16-bit logits (select_tokens).
 template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
-          bool kFlavouredTokenBits = false, bool kStagedPairs = false, typename Exchange,
+          bool kFlavouredTokenBits = false, bool kStagedPairs = false, bool kHalfLogits = false, typename Exchange,
           typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
@@ -176,7 +177,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured>(a, sh, warp_range,
+        select_tokens<kSlots, kShared, kFlavoured, kHalfLogits>(a, sh, warp_range,
                                                    few_token_plan ? kTallyNone
                                                    : token_bits   ? kTallyBits
                                                    : staged_pairs ? kTallyRankedRows
