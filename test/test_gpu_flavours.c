@@ -569,10 +569,11 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
         const flavour *f = &kFlavours[fi];
         /* The flavours' own E give rows of 1, 2, 8 and 16 slots; the others
          * alternate 64 (2 slots) and 128 (4), so every entry point runs.
-         * 16-bit logits of no E of their own also at rows of 1 and 16
-         * slots: the large kernel's entry points for them, every width. */
-        int32_t widths[3] = {f->E ? f->E : (fi % 2 ? 128 : 64), 16, 512};
-        const int n_widths = f->E == 0 && f->logits_type != F32 ? 3 : 1;
+         * 16-bit logits of no E of their own also at rows of 1, 8 and 16
+         * slots: the large kernel's entry points for them, every width,
+         * routed-only and shared-expert. */
+        const int32_t widths[4] = {f->E ? f->E : (fi % 2 ? 128 : 64), 16, 256, 512};
+        const int n_widths = f->E == 0 && f->logits_type != F32 ? 4 : 1;
         const int32_t k = f->k ? f->k : 6;
         for (int w = 0; w < n_widths; ++w)
             for (int t = 0; t < COUNT(tokens); ++t)
