@@ -69,9 +69,12 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
 // issued, the next token's row, loaded while the current one is ranked
 // (select_tokens), is waited for there, before that ranking instead of
 // during it: E512 4096 tokens of bf16 logits took 2.8 us longer than fp32
-// ones (bench/RESULTS.md). The other flavoured entry points take either
-// width as the call says, where loads of the two widths on two sides of a
-// branch meet in moves that wait for them just the same.
+// ones (bench/RESULTS.md). Entry points of their own, because in one entry
+// point the loads of the two widths, on two sides of a branch, meet in
+// moves that wait for them just the same, and the ways around that slowed
+// the fp32 calls. The tiny and small kernels, where the library picks
+// them, hold a token a warp, so their loads have no ranking to overlap,
+// and convert where they load.
 __device__ __forceinline__ float load_half_bits(const char *row, int e) {
     return __uint_as_float(load_streamed(reinterpret_cast<const unsigned short *>(row) + e));
 }
