@@ -27,6 +27,7 @@ enum {
     FLAVOUR_LLAMA4,      /* sigmoid, top-1, no renormalization */
     FLAVOUR_BF16,        /* bf16 logits */
     FLAVOUR_EXPERT_MAP,  /* expert parallelism: 64 local experts by map */
+    FLAVOUR_F16,         /* IEEE binary16 logits */
     FLAVOUR_COUNT
 };
 

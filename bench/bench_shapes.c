@@ -65,7 +65,8 @@ static const flavour_shape kFlavourShapes[] = {
     {60, 1, 4, 64, FLAVOUR_QWEN2_MOE},       {60, 4096, 4, 64, FLAVOUR_QWEN2_MOE},
     {16, 1, 1, 64, FLAVOUR_LLAMA4},          {16, 4096, 1, 64, FLAVOUR_LLAMA4},
     {512, 1, 10, 8, FLAVOUR_BF16},           {512, 4096, 10, 64, FLAVOUR_BF16},
-    {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP},
+    {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP}, {512, 1, 10, 8, FLAVOUR_F16},
+    {512, 4096, 10, 64, FLAVOUR_F16},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {

@@ -25,8 +25,21 @@ __device__ __forceinline__ const char *token_row(const RouteArgs &a, int32_t t) 
     return static_cast<const char *>(a.logits) + static_cast<int64_t>(t) * a.row_stride * element_bytes;
 }
 
+// IEEE binary16 to binary32 by the conversion instruction. Exact, like
+// score_math.h's alphamoe_f16_to_float that the host reference runs, for
+// every number and infinity (binary16 is a subset of binary32, denormals
+// are kept); a NaN may lose its payload, which no key or weight reads
+// (ordered_key). That routine's branches, inlined for each slot of a row,
+// cost the 16-bit rows a branch and a convergence barrier per slot, fp16
+// or bf16 alike, since the type is known only at run time.
+__device__ __forceinline__ float f16_bits_to_float(unsigned short h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
 __device__ __forceinline__ float half_to_float(unsigned short h, int32_t type) {
-    return type == kLogitsBf16 ? alphamoe_bf16_to_float(h) : alphamoe_f16_to_float(h);
+    return type == kLogitsBf16 ? alphamoe_bf16_to_float(h) : f16_bits_to_float(h);
 }
 
 // Logit e of a row, as fp32.
