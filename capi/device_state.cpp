@@ -22,7 +22,8 @@ struct Kernels {
     alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
     CUkernel kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     CUkernel one_token_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::one_token_kernels
-    CUkernel large_variant_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::large_variant_kernels
+    CUkernel staged_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];       // DeviceState::staged_kernels
+    CUkernel half_logits_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::half_logits_kernels
 };
 
 // The entry point of kernel k for row width w: <entry point>_w<slots>.
@@ -37,15 +38,20 @@ bool has_one_token_entry(int i, int w) {
                                                   i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
 }
 
-// The variant of kernel i's second entry points, <entry point><variant>_w<slots>:
-// the plain large kernel's staged ones, the flavoured large kernel's for
-// 16-bit logits; NULL for the other kernels.
-const char *large_variant(int i) {
-    for (int shared = 0; shared < 2; ++shared) {
-        if (i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, false)) return "_staged";
-        if (i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, true)) return "_half_logits";
-    }
-    return nullptr;
+// Whether kernel i is the large kernel, plain (or flavoured, where
+// `flavoured` is true).
+bool is_large(int i, bool flavoured) {
+    for (int shared = 0; shared < 2; ++shared)
+        if (i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, flavoured)) return true;
+    return false;
+}
+
+// Looks up <entry point><variant>_w<slots> of kernel k.
+CUresult variant_entry_point(const Driver &d, CUlibrary library, const EmbeddedKernel &k, const char *variant, int w,
+                             CUkernel *out) {
+    char name[96];
+    snprintf(name, sizeof name, "%s%s_w%d", k.entry_point, variant, 1 << w);
+    return d.LibraryGetKernel(out, library, name);
 }
 
 Kernels g_kernels;
@@ -75,10 +81,10 @@ void setup_once() {
                 snprintf(name, sizeof name, "%s_one_token_w%d", k.entry_point, 1 << w);
                 r = d.LibraryGetKernel(&g_kernels.one_token_kernel[i][w], library, name);
             }
-            if (r == CUDA_SUCCESS && large_variant(i) != nullptr) {
-                snprintf(name, sizeof name, "%s%s_w%d", k.entry_point, large_variant(i), 1 << w);
-                r = d.LibraryGetKernel(&g_kernels.large_variant_kernel[i][w], library, name);
-            }
+            if (r == CUDA_SUCCESS && is_large(i, false))
+                r = variant_entry_point(d, library, k, "_staged", w, &g_kernels.staged_kernel[i][w]);
+            if (r == CUDA_SUCCESS && (is_large(i, false) || is_large(i, true)))
+                r = variant_entry_point(d, library, k, "_half_logits", w, &g_kernels.half_logits_kernel[i][w]);
         }
         g_kernels.status[i] = status_from_cuda(r);
     }
@@ -100,13 +106,6 @@ int attribute(const Driver &d, CUdevice dev, CUdevice_attribute a, alphamoe_stat
     const CUresult r = d.DeviceGetAttribute(&v, a, dev);
     if (r != CUDA_SUCCESS && *status == ALPHAMOE_OK) *status = status_from_cuda(r);
     return v;
-}
-
-bool is_large_kernel(int index) {
-    for (int shared = 0; shared < 2; ++shared)
-        for (int flavoured = 0; flavoured < 2; ++flavoured)
-            if (index == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, flavoured != 0)) return true;
-    return false;
 }
 
 // The large kernel is a persistent grid of one CTA per SM, but most of its
@@ -168,17 +167,22 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
         for (int w = 0; w < kRowWidths; ++w) {
             st->kernels[i][w] = g_kernels.kernel[i][w];
-            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large_kernel(i), &st->dynamic_smem[i][w]);
+            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large(i, false) || is_large(i, true),
+                                            &st->dynamic_smem[i][w]);
             // A one-token entry point launches one CTA: it needs its image
             // loaded, not an occupancy.
             st->one_token_kernels[i][w] = g_kernels.one_token_kernel[i][w];
             CUfunction one_token = nullptr;
             if (r == CUDA_SUCCESS && st->one_token_kernels[i][w] != nullptr)
                 r = d.KernelGetFunction(&one_token, st->one_token_kernels[i][w]);
-            st->large_variant_kernels[i][w] = g_kernels.large_variant_kernel[i][w];
-            st->large_variant_dynamic_smem[i][w] = 0;
-            if (r == CUDA_SUCCESS && st->large_variant_kernels[i][w] != nullptr)
-                r = prepare_grid_entry(st->large_variant_kernels[i][w], true, &st->large_variant_dynamic_smem[i][w]);
+            st->staged_kernels[i][w] = g_kernels.staged_kernel[i][w];
+            st->staged_dynamic_smem[i][w] = 0;
+            if (r == CUDA_SUCCESS && st->staged_kernels[i][w] != nullptr)
+                r = prepare_grid_entry(st->staged_kernels[i][w], true, &st->staged_dynamic_smem[i][w]);
+            st->half_logits_kernels[i][w] = g_kernels.half_logits_kernel[i][w];
+            st->half_logits_dynamic_smem[i][w] = 0;
+            if (r == CUDA_SUCCESS && st->half_logits_kernels[i][w] != nullptr)
+                r = prepare_grid_entry(st->half_logits_kernels[i][w], true, &st->half_logits_dynamic_smem[i][w]);
             if (r != CUDA_SUCCESS) return status_from_cuda(r);
         }
     }

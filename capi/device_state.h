@@ -18,14 +18,16 @@ struct DeviceState {
     // The flavoured tiny kernel's one-token entry points, from
     // kOneTokenEntryMinSlots on (route_args.h); null everywhere else.
     CUkernel one_token_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    // The large kernels' second entry points: the plain kernel's staged
-    // ones (pairs_staged in route_args.h), the flavoured kernel's for
-    // 16-bit logits; null everywhere else.
-    CUkernel large_variant_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    // The large kernels' other entry points, null everywhere else: the
+    // plain kernel's staged ones (pairs_staged in route_args.h), and both
+    // kernels' for 16-bit logits (kernels/common/flavour.cuh).
+    CUkernel staged_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    CUkernel half_logits_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     // Dynamic shared memory each launch reserves (none is used): the large
     // kernels' reservation keeps a second CTA off an SM (one_cta_per_sm).
     int32_t dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    int32_t large_variant_dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    int32_t staged_dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    int32_t half_logits_dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
 };
 
 // The state of the device that owns `stream`'s context (the current context

@@ -19,4 +19,10 @@ bool routes_a_flavour(const alphamoe_params &p) {
            p.local_expert_count != p.num_experts || p.local_expert_begin != 0;
 }
 
+bool plain_softmax_of_half_logits(const alphamoe_params &p) {
+    alphamoe_params as_f32 = p;
+    as_f32.logits_type = ALPHAMOE_LOGITS_F32;
+    return p.logits_type != ALPHAMOE_LOGITS_F32 && !routes_a_flavour(as_f32);
+}
+
 }  // namespace alphamoe

@@ -17,6 +17,11 @@ bool device_supports_flavour(const alphamoe_params &params);
 // kernels carry none of the flavours' steps.
 bool routes_a_flavour(const alphamoe_params &params);
 
+// The first version's renormalized softmax over bf16 or fp16 logits: a
+// flavour by the element type alone, which the plain large kernel also
+// takes, in entry points of its own (kernels/large.cu).
+bool plain_softmax_of_half_logits(const alphamoe_params &params);
+
 }  // namespace alphamoe
 
 #endif

@@ -114,7 +114,8 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
 
 // kStaged: the staged entry points (pairs_staged, route_args.h), which list
 // the CTA's pairs in plan order while the counts travel. kHalfLogits: the
-// flavoured kernel's entry points for 16-bit logits (select_tokens).
+// entry points for 16-bit logits (select_tokens), in the plain kernel for
+// the plain softmax over them.
 template <int kSlots, bool kStaged = false, bool kHalfLogits = false>
 __device__ __forceinline__ void large(const RouteArgs &a) {
     __shared__ CtaShared sh;
@@ -175,8 +176,7 @@ __device__ __forceinline__ void large_half_logits(const RouteArgs &a) {
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(large, large)
-#if ALPHAMOE_FLAVOURED
 ALPHAMOE_VARIANT_KERNELS(large, _half_logits, large_half_logits)
-#else
+#if !ALPHAMOE_FLAVOURED
 ALPHAMOE_VARIANT_KERNELS(large, _staged, large_staged)
 #endif

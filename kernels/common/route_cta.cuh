@@ -216,10 +216,10 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 // where tally is kTallyBits: the words are cleared behind a CTA barrier
 // while the first rows load. The next token's
 // logits are loaded while the current one is ranked, so a warp always has
-// a row in flight. Without kFlavoured: the renormalized fp32 softmax over
-// all experts only, none of the flavours' steps. kHalfLogits: 16-bit
-// logits, converted only once the row is about to be ranked (flavour.cuh,
-// load_half_bits).
+// a row in flight. Without kFlavoured: the renormalized softmax over all
+// experts only, none of the flavours' steps. kHalfLogits: 16-bit logits,
+// converted only once the row is about to be ranked (flavour.cuh,
+// load_half_bits); otherwise fp32 ones in the plain kernels.
 template <int S, bool kShared, bool kFlavoured, bool kHalfLogits = false>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
                                               PairTally tally) {
@@ -228,10 +228,11 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     const RankedExperts r = ranked_experts<kShared>(a);
     const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
     const bool any = range.begin < range.end;
+    constexpr bool kAnyType = kFlavoured || kHalfLogits;  // token_row's element size from a.logits_type
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
-        const char *row = token_row<kFlavoured>(a, range.begin);
+        const char *row = token_row<kAnyType>(a, range.begin);
         if (kHalfLogits) {
             next = load_half_row_bits<S>(row, n_candidates, lane);
             if (kShared) next_shared = load_half_bits(row, shared_id);
@@ -260,7 +261,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         RowSlice<S> current = next;
         float shared_logit = next_shared;
         if (t + 1 < range.end) {
-            const char *row = token_row<kFlavoured>(a, t + 1);
+            const char *row = token_row<kAnyType>(a, t + 1);
             if (kHalfLogits) {
                 next = load_half_row_bits<S>(row, n_candidates, lane);
                 if (kShared) next_shared = load_half_bits(row, shared_id);
@@ -270,7 +271,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             }
         }
         if (kHalfLogits) {
-            widen_half_row<S>(a, current);
+            widen_half_row<S, !kFlavoured>(a, current, n_candidates, lane);
             if (kShared) shared_logit = widen_half(a, shared_logit);
         }
         int32_t id = 0;

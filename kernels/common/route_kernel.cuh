@@ -133,8 +133,8 @@ struct NoEarlyReads {
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 // kStagedPairs: the plain large kernel's staged entry points, which stage
 // the pairs where pairs_staged holds (route_args.h); elsewhere no staging
-// code is built in. kHalfLogits: the flavoured large kernel's entry points
-// for 16-bit logits (select_tokens).
+// code is built in. kHalfLogits: the large kernels' entry points for 16-bit
+// logits (select_tokens).
 template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
           bool kFlavouredTokenBits = false, bool kStagedPairs = false, bool kHalfLogits = false, typename Exchange,
           typename EarlyReads = NoEarlyReads>
@@ -146,8 +146,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     constexpr int kPrefetchTokens =
         !kOneCta ? 0 : kSlots >= 16 ? kWarpsPerBlock : !kFlavoured && kSlots >= kCtaRankMinSlots ? 1 : 0;
     constexpr bool kPrefetchCtaRows = !kOneCta && (!kFlavoured || kSlots >= 16);
-    const bool rows_prefetched = kPrefetchTokens > 0 ? prefetch_few_token_rows<kFlavoured>(a, kPrefetchTokens)
-                                 : kPrefetchCtaRows  ? prefetch_cta_token_rows<kFlavoured>(a)
+    constexpr bool kAnyType = kFlavoured || kHalfLogits;  // rows of a.logits_type's element size
+    const bool rows_prefetched = kPrefetchTokens > 0 ? prefetch_few_token_rows<kAnyType>(a, kPrefetchTokens)
+                                 : kPrefetchCtaRows  ? prefetch_cta_token_rows<kAnyType>(a)
                                                      : false;
     early();
     if (route_empty_call(a)) {
@@ -174,7 +175,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
     if (!cta_ranked) {
-        if (!rows_prefetched) prefetch_first_row<kFlavoured>(a, warp_range);
+        if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
         if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
         if (few_token_plan && !one_token_plan) clear_token_masks(sh);
         select_tokens<kSlots, kShared, kFlavoured, kHalfLogits>(a, sh, warp_range,
