@@ -6,6 +6,7 @@
 #include "bench_check.h"
 #include "bench_flavours.h"
 #include "output_set.h"
+#include "routing_inputs.h"
 
 int64_t fixture_logits_count(const route_fixture *f) { return (int64_t)f->spec.tokens * f->spec.experts; }
 
@@ -132,17 +133,18 @@ int fixture_fill_logits(route_fixture *f, uint64_t seed) {
     uint64_t state = seed;
     /* 24 random bits are exactly what a float holds. */
     for (int64_t i = 0; i < n; ++i) host[i] = (float)(splitmix64(&state) >> 40) * 0x1.0p-23f - 1.0f;
-    if (f->params.logits_type == ALPHAMOE_LOGITS_BF16) {
-        /* In place: element i's two bytes never pass float i's start. */
-        for (int64_t i = 0; i < n; ++i) {
-            uint32_t u;
-            memcpy(&u, &host[i], sizeof(u));
-            const uint16_t half = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-            memcpy((char *)host + 2 * i, &half, sizeof(half));
+    /* bf16 and fp16: the same values rounded to nearest even. */
+    void *typed = host;
+    if (f->params.logits_type != ALPHAMOE_LOGITS_F32) {
+        typed = convert_logits(host, (size_t)n, f->params.logits_type);
+        free(host);
+        if (typed == NULL) {
+            fprintf(stderr, BENCH_PROG ": out of host memory for %lld logits\n", (long long)n);
+            return -1;
         }
     }
-    const cudaError_t e = cudaMemcpy(f->logits, host, (size_t)fixture_logits_bytes(f), cudaMemcpyHostToDevice);
-    free(host);
+    const cudaError_t e = cudaMemcpy(f->logits, typed, (size_t)fixture_logits_bytes(f), cudaMemcpyHostToDevice);
+    free(typed);
     CUDA_TRY(e);
     /* From pageable memory cudaMemcpy may return before the copy lands. */
     CUDA_TRY(cudaDeviceSynchronize());

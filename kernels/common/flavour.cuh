@@ -105,16 +105,10 @@ __device__ __forceinline__ RowSlice<S> load_half_row_bits(const char *row, int n
     return s;
 }
 
-// kPastCandidatesInf: slots past the candidates hold -inf, as fp32 rows do
-// (load_row_slice) for warp_rank_row, which the plain large kernel's entry
-// points for 16-bit logits rank them with; the flavours mask those slots.
-template <int S, bool kPastCandidatesInf>
-__device__ __forceinline__ void widen_half_row(const RouteArgs &a, RowSlice<S> &s, int n_candidates, int lane) {
+template <int S>
+__device__ __forceinline__ void widen_half_row(const RouteArgs &a, RowSlice<S> &s) {
 #pragma unroll
-    for (int i = 0; i < S; ++i) {
-        const float value = widen_half(a, s.value[i]);
-        s.value[i] = !kPastCandidatesInf || slot_in_row<S>(i, lane, n_candidates) ? value : -INFINITY;
-    }
+    for (int i = 0; i < S; ++i) s.value[i] = widen_half(a, s.value[i]);
 }
 
 // Ranking keys: the logits, or with a correction bias fl(sigmoid(L) + b).

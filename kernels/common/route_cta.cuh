@@ -271,7 +271,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             }
         }
         if (kHalfLogits) {
-            widen_half_row<S, !kFlavoured>(a, current, n_candidates, lane);
+            widen_half_row<S>(a, current);
             if (kShared) shared_logit = widen_half(a, shared_logit);
         }
         int32_t id = 0;
@@ -282,6 +282,15 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             if (a.num_groups > 1) keep_best_groups(a, lane, key);
             warp_rank_keys<S, /*kCountInSteps=*/true>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
                                                       first_key);
+            chosen = key_value(chosen_key);
+            largest = key_value(first_key);
+        } else if (kHalfLogits) {
+            // Ranked as keys with their ids (warp_rank_keys), not by
+            // warp_rank_row's logit threshold: 16-bit logits are often equal,
+            // and equal candidates take that ranking's slow path.
+            uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
+            row_keys(current, n_candidates, lane, key);
+            warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
             chosen = key_value(chosen_key);
             largest = key_value(first_key);
         } else {
