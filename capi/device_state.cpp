@@ -46,6 +46,18 @@ bool is_large(int i, bool flavoured) {
     return false;
 }
 
+bool is_large_kernel(int i) { return is_large(i, false) || is_large(i, true); }
+
+// Whether kernel i has entry points for 16-bit logits, <entry
+// point>_half_logits_w<slots>: every plain kernel (the plain softmax over
+// them) and the flavoured large kernel.
+bool has_half_logits_entry(int i) {
+    for (int shared = 0; shared < 2; ++shared)
+        for (int s = ALPHAMOE_SPECIALIZATION_TINY; s <= ALPHAMOE_SPECIALIZATION_LARGE; ++s)
+            if (i == kernel_index(static_cast<alphamoe_specialization>(s), shared != 0, false)) return true;
+    return is_large(i, true);
+}
+
 // Looks up <entry point><variant>_w<slots> of kernel k.
 CUresult variant_entry_point(const Driver &d, CUlibrary library, const EmbeddedKernel &k, const char *variant, int w,
                              CUkernel *out) {
@@ -83,7 +95,7 @@ void setup_once() {
             }
             if (r == CUDA_SUCCESS && is_large(i, false))
                 r = variant_entry_point(d, library, k, "_staged", w, &g_kernels.staged_kernel[i][w]);
-            if (r == CUDA_SUCCESS && (is_large(i, false) || is_large(i, true)))
+            if (r == CUDA_SUCCESS && has_half_logits_entry(i))
                 r = variant_entry_point(d, library, k, "_half_logits", w, &g_kernels.half_logits_kernel[i][w]);
         }
         g_kernels.status[i] = status_from_cuda(r);
@@ -167,7 +179,7 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
         for (int w = 0; w < kRowWidths; ++w) {
             st->kernels[i][w] = g_kernels.kernel[i][w];
-            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large(i, false) || is_large(i, true),
+            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large_kernel(i),
                                             &st->dynamic_smem[i][w]);
             // A one-token entry point launches one CTA: it needs its image
             // loaded, not an occupancy.
@@ -182,7 +194,8 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
             st->half_logits_kernels[i][w] = g_kernels.half_logits_kernel[i][w];
             st->half_logits_dynamic_smem[i][w] = 0;
             if (r == CUDA_SUCCESS && st->half_logits_kernels[i][w] != nullptr)
-                r = prepare_grid_entry(st->half_logits_kernels[i][w], true, &st->half_logits_dynamic_smem[i][w]);
+                r = prepare_grid_entry(st->half_logits_kernels[i][w], is_large_kernel(i),
+                                       &st->half_logits_dynamic_smem[i][w]);
             if (r != CUDA_SUCCESS) return status_from_cuda(r);
         }
     }

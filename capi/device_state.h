@@ -18,9 +18,10 @@ struct DeviceState {
     // The flavoured tiny kernel's one-token entry points, from
     // kOneTokenEntryMinSlots on (route_args.h); null everywhere else.
     CUkernel one_token_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    // The large kernels' other entry points, null everywhere else: the
-    // plain kernel's staged ones (pairs_staged in route_args.h), and both
-    // kernels' for 16-bit logits (kernels/common/flavour.cuh).
+    // Other entry points, null where a kernel has none: the plain large
+    // kernel's staged ones (pairs_staged in route_args.h), and those for
+    // 16-bit logits of every plain kernel and of the flavoured large one
+    // (kernels/common/flavour.cuh).
     CUkernel staged_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     CUkernel half_logits_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
     // Dynamic shared memory each launch reserves (none is used): the large

@@ -18,8 +18,8 @@ bool device_supports_flavour(const alphamoe_params &params);
 bool routes_a_flavour(const alphamoe_params &params);
 
 // The first version's renormalized softmax over bf16 or fp16 logits: a
-// flavour by the element type alone, which the plain large kernel also
-// takes, in entry points of its own (kernels/large.cu).
+// flavour by the element type alone, which the plain kernels also take, in
+// entry points of their own (kernels/common/flavour.cuh).
 bool plain_softmax_of_half_logits(const alphamoe_params &params);
 
 }  // namespace alphamoe

@@ -89,20 +89,19 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     void *params[] = {&args};
     const int32_t candidates = shared_expert(router) ? router.params.num_experts - 1 : router.params.num_experts;
     // The plain softmax over 16-bit logits is a flavour only by the type:
-    // in the large kernel it runs the plain kernel's entry points for them.
+    // it runs the plain kernels' entry points for them.
     const bool half_logits = router.params.logits_type != ALPHAMOE_LOGITS_F32;
-    const bool large = sel.specialization == ALPHAMOE_SPECIALIZATION_LARGE;
-    const bool flavoured =
-        routes_a_flavour(router.params) && !(large && plain_softmax_of_half_logits(router.params));
+    const bool flavoured = routes_a_flavour(router.params) && !plain_softmax_of_half_logits(router.params);
     const int index = kernel_index(sel.specialization, shared_expert(router), flavoured);
     const int width = row_width_index(candidates);
     // A one-token call of the flavoured tiny kernel goes to its one-token
     // entry point where there is one. Where its CTA ranking steps aside (an
     // expert map, say), that entry point ranks the token as the other does.
     const CUkernel one_token = args.num_tokens == 1 ? st.one_token_kernels[index][width] : nullptr;
-    // A large call of 16-bit logits goes to its kernel's entry point for
-    // them (kernels/common/flavour.cuh), and a plain call of fp32 ones whose
-    // pairs pay for a list of their own to the staged one (route_args.h).
+    // A call of 16-bit logits goes to its kernel's entry point for them
+    // where there is one (kernels/common/flavour.cuh), and a plain large
+    // call of fp32 ones whose pairs pay for a list of their own to the
+    // staged one (route_args.h).
     const bool half = half_logits && st.half_logits_kernels[index][width] != nullptr;
     const bool staged = !half && !flavoured && st.staged_kernels[index][width] != nullptr &&
                         pairs_staged(args.tokens_per_cta, args.top_k, args.plan_experts);

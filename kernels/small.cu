@@ -84,7 +84,7 @@ __device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, i
     }
 }
 
-template <int kSlots>
+template <int kSlots, bool kHalfLogits = false>
 __device__ __forceinline__ void small(const RouteArgs &a) {
     __shared__ CtaShared sh;
     // Uniform over the grid: launched as one cluster, or cooperatively.
@@ -92,7 +92,7 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     // Token bits in the flavoured kernel too: its calls are of at most 16
     // tokens a CTA but where a grid is forced small. It stages no pairs
     // (stage): the cluster's published counts share the list's space.
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, true>(
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, true, false, kHalfLogits>(
         a, sh, [&](int32_t count, int32_t *total, int32_t *earlier, auto /*stage*/) {
             if (one_cluster)
                 exchange_in_cluster(a, sh, count, total, earlier);
@@ -104,6 +104,14 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     if (one_cluster && a.num_tokens != 0) __cluster_barrier_wait();
 }
 
+template <int kSlots>
+__device__ __forceinline__ void small_half_logits(const RouteArgs &a) {
+    small<kSlots, true>(a);
+}
+
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(small, small)
+#if !ALPHAMOE_FLAVOURED
+ALPHAMOE_VARIANT_KERNELS(small, _half_logits, small_half_logits)
+#endif

@@ -25,7 +25,9 @@ constexpr int kCtaRankMinSlots = 8;
 // candidates, or a bound at or below -inf), it returns false in every
 // thread, having written nothing: the caller then selects the token as for
 // any other call, with the same results.
-template <int S, bool kShared>
+// kHalfLogits: bf16 or fp16 logits, widened where they are loaded (a
+// thread's one logit leaves no loads to overlap).
+template <int S, bool kShared, bool kHalfLogits>
 __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaShared &sh) {
     static_assert((S == 8 || S == 16) && kWarpsPerBlock == 16, "16 groups of 2 S experts, a thread each");
     constexpr int kGroupExperts = 2 * S;
@@ -34,10 +36,10 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const int warp = expert >> 5;
     const RankedExperts r = ranked_experts<kShared>(a);
     const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
-    const float *row = reinterpret_cast<const float *>(token_row<false>(a, 0));
+    const char *row = token_row<kHalfLogits>(a, 0);
     // Past the candidates -inf, as load_row_slice holds there.
-    const float logit = expert < n_candidates ? load_streamed(row + expert) : -INFINITY;
-    const float shared_logit = kShared && warp == 0 ? load_streamed(row + shared_id) : 0.0f;
+    const float logit = expert < n_candidates ? load_logit<kHalfLogits>(a, row, expert) : -INFINITY;
+    const float shared_logit = kShared && warp == 0 ? load_logit<kHalfLogits>(a, row, shared_id) : 0.0f;
     // Warp 1 ranks nothing here: its scratch holds the groups' maxima (as
     // the bound compares them) and the warps' candidate counts.
     uint32_t *group_maxima = sh.rank_scratch[1].gathered.value;

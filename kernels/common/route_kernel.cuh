@@ -170,7 +170,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
                               pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
-        if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared>(a, sh);
+        if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared, kHalfLogits>(a, sh);
     } else if constexpr (kFlavoured && kOneTokenEntry && kSlots >= kOneTokenEntryMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
