@@ -26,7 +26,10 @@ constexpr int kCtaRankMinSlots = 8;
 // thread, having written nothing: the caller then selects the token as for
 // any other call, with the same results.
 // kHalfLogits: bf16 or fp16 logits, widened where they are loaded (a
-// thread's one logit leaves no loads to overlap).
+// thread's one logit leaves no loads to overlap), and ranked as keys with
+// their ids (rank_gathered_wide): 16-bit logits are often equal, and equal
+// candidates cost rank_gathered a pass over the list (E512 one token of
+// bf16 logits 0.35 us, bench/RESULTS.md).
 template <int S, bool kShared, bool kHalfLogits>
 __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaShared &sh) {
     static_assert((S == 8 || S == 16) && kWarpsPerBlock == 16, "16 groups of 2 S experts, a thread each");
@@ -76,10 +79,19 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     if (bound <= ordered_key(-INFINITY) || gathered > 32) return false;
     if (reaches) {
         const int32_t at = before + __popc(reaching & ((1u << lane) - 1u));
-        scratch.gathered.value[at] = __float_as_uint(logit);
-        scratch.gathered.id[at] = static_cast<uint32_t>(expert);
+        if (kHalfLogits) {
+            scratch.chosen[at] = rank_value(ordered_key(logit), expert);
+        } else {
+            scratch.gathered.value[at] = __float_as_uint(logit);
+            scratch.gathered.id[at] = static_cast<uint32_t>(expert);
+        }
     }
-    if (warp == 0 && lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
+    if (warp == 0 && lane >= gathered) {  // the rankings' padding
+        if (kHalfLogits)
+            scratch.chosen[lane] = 0u;
+        else
+            scratch.gathered.value[lane] = __float_as_uint(-INFINITY);
+    }
     __syncthreads();
     if (warp != 0) {
         write_one_token_padding(a, expert - 32, kBlockThreads - 32);
@@ -87,7 +99,17 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     }
     int32_t id = 0, own_id;
     float chosen_logit = 0.0f, largest;
-    const int rank = rank_gathered<float>(scratch, gathered, n_select, lane, own_id, id, chosen_logit, largest);
+    int rank;
+    if constexpr (kHalfLogits) {
+        const uint64_t mine = lane < gathered ? scratch.chosen[lane] : 0u;
+        own_id = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(mine) & 0xffffu);
+        uint32_t chosen_key = kNoCandidateKey, first_key;
+        rank = rank_gathered_wide<8>(scratch, mine, gathered, n_select, lane, id, chosen_key, first_key);
+        if (lane < n_select) chosen_logit = key_value(chosen_key);
+        largest = key_value(first_key);
+    } else {
+        rank = rank_gathered<float>(scratch, gathered, n_select, lane, own_id, id, chosen_logit, largest);
+    }
     // The candidates lie in id order, so a chosen one's block (the rank of
     // its id among the token's) is the number of chosen ones before it; the
     // shared expert, the largest id, takes the last block.

@@ -359,11 +359,11 @@ __device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b)
 // H200 with rank_gathered instead: Qwen2-MoE (E60 k4) M4096 +0.29 us;
 // bf16 logits at E512 M4096 +1.2 us and M1 +0.10, Kimi-K2 (E384) M1
 // +0.11, while fp32 E512 with an expert map gained 0.07 us. (Chunks of 8
-// at 2 slots: Qwen2-MoE +0.28.)
+// at 2 slots: Qwen2-MoE +0.28.) Returns the lane's rank.
 template <int kChunk>
-__device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
-                                                   int lane, int32_t &id_out, uint32_t &key_out,
-                                                   uint32_t &first_key) {
+__device__ __forceinline__ int rank_gathered_wide(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
+                                                  int lane, int32_t &id_out, uint32_t &key_out,
+                                                  uint32_t &first_key) {
     int rank = 0;
 #pragma unroll 1
     for (int j = 0; j < gathered; j += kChunk) {
@@ -380,6 +380,7 @@ __device__ __forceinline__ void rank_gathered_wide(RankScratch &scratch, uint64_
     }
     first_key = static_cast<uint32_t>(scratch.chosen[0] >> 32);
     __syncwarp();  // the scratch is reused by the warp's next token
+    return rank;
 }
 
 // Ranks the keys like warp_rank_keys_by_rounds, with a short dependency
