@@ -14,7 +14,8 @@ bool device_supports_flavour(const alphamoe_params &params);
 
 // Anything but the first version's renormalized fp32 softmax over all
 // experts: such calls run the _flavours kernels, so the first version's
-// kernels carry none of the flavours' steps.
+// kernels carry none of the flavours' steps; but for
+// plain_softmax_of_half_logits below.
 bool routes_a_flavour(const alphamoe_params &params);
 
 // The first version's renormalized softmax over bf16 or fp16 logits: a

@@ -18,7 +18,7 @@
 namespace alphamoe {
 
 // kAnyType: the logits may have any element type; without it (the plain
-// kernels, which the library picks for fp32 logits only) they are fp32.
+// kernels' entry points for fp32 logits) they are fp32.
 template <bool kAnyType>
 __device__ __forceinline__ const char *token_row(const RouteArgs &a, int32_t t) {
     const int64_t element_bytes = !kAnyType || a.logits_type == kLogitsF32 ? 4 : 2;
@@ -76,18 +76,19 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
     return s;
 }
 
-// 16-bit logits in the large flavoured kernel's entry points for them
-// (_half_logits, large.cu): a row's slots hold its bits until
-// widen_half_row, so its loads stay in flight. Converted where they are
-// issued, the next token's row, loaded while the current one is ranked
-// (select_tokens), is waited for there, before that ranking instead of
-// during it: E512 4096 tokens of bf16 logits took 2.8 us longer than fp32
-// ones (bench/RESULTS.md). Entry points of their own, because in one entry
-// point the loads of the two widths, on two sides of a branch, meet in
-// moves that wait for them just the same, and the ways around that slowed
-// the fp32 calls. The tiny and small kernels, where the library picks
-// them, hold a token a warp, so their loads have no ranking to overlap,
-// and convert where they load.
+// 16-bit logits in the entry points for them (_half_logits: every plain
+// kernel's, for the plain softmax over them, and the flavoured large
+// kernel's): a row's slots hold its bits until widen_half_row, so its
+// loads stay in flight. Converted where they are issued, the next token's
+// row, loaded while the current one is ranked (select_tokens), is waited
+// for there, before that ranking instead of during it: E512 4096 tokens of
+// bf16 logits took 2.8 us longer than fp32 ones (bench/RESULTS.md). Entry
+// points of their own, because in one entry point the loads of the two
+// widths, on two sides of a branch, meet in moves that wait for them just
+// the same, and the ways around that slowed the fp32 calls. The flavoured
+// tiny and small kernels, where the library picks them, hold a token a
+// warp, so their loads have no ranking to overlap, and convert where they
+// load.
 __device__ __forceinline__ float load_half_bits(const char *row, int e) {
     return __uint_as_float(load_streamed(reinterpret_cast<const unsigned short *>(row) + e));
 }

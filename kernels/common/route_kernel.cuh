@@ -133,8 +133,8 @@ struct NoEarlyReads {
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 // kStagedPairs: the plain large kernel's staged entry points, which stage
 // the pairs where pairs_staged holds (route_args.h); elsewhere no staging
-// code is built in. kHalfLogits: the large kernels' entry points for 16-bit
-// logits (select_tokens).
+// code is built in. kHalfLogits: the entry points for 16-bit logits
+// (select_tokens; one token the CTA ranks: select_one_token_by_cta).
 template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
           bool kFlavouredTokenBits = false, bool kStagedPairs = false, bool kHalfLogits = false, typename Exchange,
           typename EarlyReads = NoEarlyReads>
