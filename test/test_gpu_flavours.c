@@ -559,8 +559,9 @@ static void gpu_flavours_empty_batch(void **state) {
     report("empty batch");
 }
 
-/* Small shapes of every flavour through the six flavoured kernels, for the
- * compute-sanitizer runs. */
+/* Small shapes of every flavour through the six flavoured kernels (and the
+ * plain kernels' entry points for 16-bit logits), for the compute-sanitizer
+ * runs. */
 static void gpu_flavours_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(106);
@@ -570,8 +571,9 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
         /* The flavours' own E give rows of 1, 2, 8 and 16 slots; the others
          * alternate 64 (2 slots) and 128 (4), so every entry point runs.
          * 16-bit logits of no E of their own also at rows of 1, 8 and 16
-         * slots: the large kernel's entry points for them, every width,
-         * routed-only and shared-expert. */
+         * slots: the entry points for them (every plain kernel's, the
+         * flavoured large kernel's), every width, routed-only and
+         * shared-expert. */
         const int32_t widths[4] = {f->E ? f->E : (fi % 2 ? 128 : 64), 16, 256, 512};
         const int n_widths = f->E == 0 && f->logits_type != F32 ? 4 : 1;
         const int32_t k = f->k ? f->k : 6;
