@@ -179,8 +179,7 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
         for (int w = 0; w < kRowWidths; ++w) {
             st->kernels[i][w] = g_kernels.kernel[i][w];
-            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large_kernel(i),
-                                            &st->dynamic_smem[i][w]);
+            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large_kernel(i), &st->dynamic_smem[i][w]);
             // A one-token entry point launches one CTA: it needs its image
             // loaded, not an occupancy.
             st->one_token_kernels[i][w] = g_kernels.one_token_kernel[i][w];
