@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "bench_flavours.h"
 #include "route_check.h"
 #include "route_fixture.h"
 
@@ -19,7 +20,8 @@ static const char *spec_name(int32_t s) {
 }
 
 static bool same_family(const bench_shape *a, const bench_shape *b) {
-    return a->experts == b->experts && a->top_k == b->top_k && a->block_m == b->block_m && a->shared == b->shared;
+    return a->experts == b->experts && a->top_k == b->top_k && a->block_m == b->block_m && a->shared == b->shared &&
+           a->flavour == b->flavour;
 }
 
 static sweep_point *append_point(sweep_results *r) {
@@ -36,7 +38,7 @@ static sweep_point *append_point(sweep_results *r) {
 }
 
 static int measure_point(bench_device *d, const shape_run_plan *plan, sweep_point *p) {
-    const fixture_spec spec = {p->experts, p->tokens, p->top_k, p->block_m, p->shared, 0u, p->forced, 0};
+    const fixture_spec spec = {p->experts, p->tokens, p->top_k, p->block_m, p->shared, 0u, p->forced, p->flavour};
     char label[96];
     snprintf(label, sizeof(label), "%s M=%d %s", p->family, (int)p->tokens, spec_name(p->forced));
     route_fixture f;
@@ -95,9 +97,9 @@ static void print_best_runs(const sweep_point *points, int32_t rows) {
 
 static int sweep_family(bench_device *d, const bench_shape *s, const int32_t *tokens, int32_t token_count,
                         const shape_run_plan *plan, sweep_results *out) {
-    char family[40];
-    snprintf(family, sizeof(family), "e%d-k%d-bm%d%s", (int)s->experts, (int)s->top_k, (int)s->block_m,
-             s->shared ? "-shared" : "");
+    char family[48];
+    snprintf(family, sizeof(family), "e%d-k%d-bm%d%s%s", (int)s->experts, (int)s->top_k, (int)s->block_m,
+             s->shared ? "-shared" : "", bench_flavour_get(s->flavour)->suffix);
     const int32_t first = out->count;
     for (int32_t t = 0; t < token_count; ++t) {
         for (int32_t i = 0; i < FORCED_COUNT; ++i) {
@@ -111,6 +113,7 @@ static int sweep_family(bench_device *d, const bench_shape *s, const int32_t *to
             p->top_k = s->top_k;
             p->block_m = s->block_m;
             p->shared = s->shared;
+            p->flavour = s->flavour;
             p->tokens = tokens[t];
             p->forced = kForced[i];
             TRY(measure_point(d, plan, p));

@@ -1,5 +1,5 @@
 /*
- * --sweep: for each shape family (E, k, block_m, shared) of the selected
+ * --sweep: for each shape family (E, k, block_m, shared, flavour) of the selected
  * shapes and each token count of the grid, the cold-L2 CUPTI kernel time of
  * every specialization forced through alphamoe_params.force_specialization
  * and of the library's own choice. The best per token count is what the
@@ -18,11 +18,12 @@
 #include "timing_stats.h"
 
 typedef struct sweep_point {
-    char family[40]; /* e512-k10-bm8, e512-k10-bm8-shared, ... */
+    char family[48]; /* e512-k10-bm8, e512-k10-bm8-shared, e512-k10-bm8-bf16, ... */
     int32_t experts;
     int32_t top_k;
     int32_t block_m;
     bool shared;
+    int32_t flavour; /* FLAVOUR_* of bench_flavours.h */
     int32_t tokens;
     int32_t forced;               /* alphamoe_specialization; AUTO: the library's choice */
     alphamoe_selection selection; /* what ran: specialization, grid */
