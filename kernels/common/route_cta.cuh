@@ -16,6 +16,7 @@
 
 #include "common/block_scan.cuh"
 #include "common/flavour.cuh"
+#include "common/half_row_rank.cuh"
 #include "common/warp_topk.cuh"
 #include "route_args.h"
 
@@ -229,6 +230,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
     const bool any = range.begin < range.end;
     constexpr bool kAnyType = kFlavoured || kHalfLogits;  // token_row's element size from a.logits_type
+    // The plain softmax's 16-bit rows of 4 slots or more, widened where
+    // they are ranked (warp_rank_half_row).
+    constexpr bool kHalfThreshold = !kFlavoured && kHalfLogits && S >= kHalfThresholdMinSlots;
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
@@ -271,12 +275,15 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             }
         }
         if (kHalfLogits) {
-            widen_half_row<S>(a, current);
+            if (!kHalfThreshold) widen_half_row<S>(a, current);
             if (kShared) shared_logit = widen_half(a, shared_logit);
         }
         int32_t id = 0;
         float chosen = key_value(kNoCandidateKey), largest;
-        if (kFlavoured) {
+        if constexpr (kHalfThreshold) {
+            warp_rank_half_row<S>(a, current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen,
+                                  largest);
+        } else if (kFlavoured) {
             uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
             flavour_keys(a, current, n_candidates, lane, key);
             if (a.num_groups > 1) keep_best_groups(a, lane, key);
@@ -285,9 +292,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             chosen = key_value(chosen_key);
             largest = key_value(first_key);
         } else if (kHalfLogits) {
-            // Ranked as keys with their ids (warp_rank_keys), not by
-            // warp_rank_row's logit threshold: 16-bit logits are often equal,
-            // and equal candidates take that ranking's slow path.
+            // Rows of 1 and 2 slots (half_row_rank.cuh): ranked as keys
+            // with their ids.
             uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
             row_keys(current, n_candidates, lane, key);
             warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);

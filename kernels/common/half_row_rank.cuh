@@ -1,0 +1,135 @@
+// The plain kernels' ranking of a 16-bit row (bf16 or fp16 logits, the
+// plain softmax): warp_rank_row's logit threshold, with the candidates
+// ranked as values that are never equal.
+//
+// With 8 or 11 significant bits the top of a row often holds equal logits,
+// and equal candidates send rank_gathered through its pass over the list
+// (E512 4096 tokens of bf16 logits 10.42 us against 8.77 ranked as 64-bit
+// keys with ids, bench/RESULTS.md). But a 16-bit logit's ordering key and
+// its id fit one 32-bit word: key << 16 | (0xffff - id) orders as the
+// contract does (a larger logit, or an equal one and a lower id, first), and
+// no two experts share one. So the candidates are ranked by one 32-bit
+// comparison each, with no check for equal values, and every slot costs
+// only its widening, a maximum and a comparison with the threshold.
+#ifndef ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
+#define ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
+
+#include <stdint.h>
+
+#include "common/flavour.cuh"
+#include "common/warp_topk.cuh"
+
+namespace alphamoe {
+
+// The fewest slots per lane for which a 16-bit row takes this ranking; with
+// fewer, warp_rank_keys ranks the row (rank_gathered_wide, or the rounds
+// for one slot), whose candidates are few enough that equal ones cost little.
+constexpr int kHalfThresholdMinSlots = 4;
+
+// A candidate's rank value: the 16-bit logit's ordering key above the id's
+// complement. The key is 0x8000 plus the logit's magnitude for a positive
+// logit and minus it for a negative one, so both zeros get 0x8000 (they
+// compare equal); a candidate reaches a threshold above -inf, so it is
+// never NaN. x is the logit widened from its 16 bits (exact), and
+// narrowed back here without loss.
+__device__ __forceinline__ uint32_t half_rank_value(float x, int32_t logits_type, int32_t id) {
+    uint32_t bits;
+    if (logits_type == kLogitsBf16) {
+        bits = __float_as_uint(x) >> 16;
+    } else {
+        unsigned short h;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+        bits = h;
+    }
+    const uint32_t magnitude = bits & 0x7fffu;
+    const uint32_t key = bits == magnitude ? 0x8000u + magnitude : 0x8000u - magnitude;
+    return key << 16 | static_cast<uint32_t>(0xffff - id);
+}
+
+// The expert of a rank value.
+__device__ __forceinline__ int32_t half_rank_id(uint32_t value) {
+    return 0xffff - static_cast<int32_t>(value & 0xffffu);
+}
+
+// warp_rank_row's contract for a row of 16-bit logits held as their bits
+// (load_half_row_bits: slots past the candidates hold the last candidate
+// again). The bound is warp_rank_row's with 16 slots (the 16 maxima of lane
+// pairs), and warp_rank_keys's otherwise (the 32 lanes' maxima). The
+// candidates are gathered as rank values, with their logits' bits in the
+// id words, and each counts the values above its own: distinct values take
+// the ranks 0 .. gathered - 1. Rows whose bound is at or below -inf, or
+// with more than 32 candidates, take the general rounds, whose ties go to
+// the lower id.
+template <int S>
+__device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const RowSlice<S> &bits, int n_candidates,
+                                                   int n_select, int lane, RankScratch &scratch, int32_t &id_out,
+                                                   float &logit_out, float &largest) {
+    static_assert(S >= kHalfThresholdMinSlots && S <= 16, "a lane's candidate count must fit in 5 bits");
+    RowSlice<S> row;
+#pragma unroll
+    for (int i = 0; i < S; ++i) row.value[i] = slot_in_row<S>(i, lane, n_candidates) ? widen_half(a, bits.value[i]) : -INFINITY;
+    const float lane_best = slot_max<0, S>(row.value);
+    uint32_t bound;
+    if constexpr (S == 16) {
+        const float pair_best = fmaxf(lane_best, __shfl_xor_sync(kFullMask, lane_best, 16));
+        bound = warp_nth_largest_bound(ordered_key(pair_best), n_select, lane);
+    } else {
+        bound = scratch_nth_largest_bound(scratch, ordered_key(lane_best), n_select, lane);
+    }
+    const float threshold = key_value(bound);
+    constexpr int kHalf = S / 2;
+    uint32_t count_low = 0, count_high = 0;
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) {
+        count_low -= reaches_mask(row.value[i], threshold);
+        count_high -= reaches_mask(row.value[kHalf + i], threshold);
+    }
+    constexpr int kCountBits = S >= 16 ? 5 : S >= 8 ? 4 : 3;
+    int32_t at, gathered;
+    warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, kCountBits);
+    if (bound > ordered_key(-INFINITY) && gathered <= 32) {
+        uint32_t *next_low = &scratch.gathered.value[at];  // the logits' bits 32 words after
+        uint32_t *next_high = next_low + count_low;
+#pragma unroll
+        for (int i = 0; i < kHalf; ++i) {
+            if (row.value[i] >= threshold) {
+                next_low[0] = half_rank_value(row.value[i], a.logits_type, i * 32 + lane);
+                next_low[32] = __float_as_uint(row.value[i]);
+                ++next_low;
+            }
+            if (row.value[kHalf + i] >= threshold) {
+                next_high[0] = half_rank_value(row.value[kHalf + i], a.logits_type, (kHalf + i) * 32 + lane);
+                next_high[32] = __float_as_uint(row.value[kHalf + i]);
+                ++next_high;
+            }
+        }
+        if (lane >= gathered) scratch.gathered.value[lane] = 0u;  // below every rank value
+        __syncwarp();
+        const uint32_t mine = scratch.gathered.value[lane];
+        const uint32_t logit_bits = scratch.gathered.id[lane];
+        const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.gathered.value);
+        uint32_t rank = count_greater_16<uint32_t>(quads, mine);
+        if (gathered > 16) rank += count_greater_16<uint32_t>(quads + 4, mine);
+        __syncwarp();
+        if (lane < gathered && rank < static_cast<uint32_t>(n_select))
+            scratch.chosen[rank] = static_cast<uint64_t>(logit_bits) << 32 | mine;
+        __syncwarp();
+        if (lane < n_select) {
+            const uint64_t chosen = scratch.chosen[lane];
+            id_out = half_rank_id(static_cast<uint32_t>(chosen));
+            logit_out = __uint_as_float(static_cast<uint32_t>(chosen >> 32));
+        }
+        largest = __uint_as_float(static_cast<uint32_t>(scratch.chosen[0] >> 32));
+        __syncwarp();  // the scratch is reused by the warp's next token
+        return;
+    }
+    uint32_t key[S], key_out = kNoCandidateKey, first_key;
+    row_keys(row, n_candidates, lane, key);
+    warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
+    logit_out = key_value(key_out);
+    largest = key_value(first_key);
+}
+
+}  // namespace alphamoe
+
+#endif
