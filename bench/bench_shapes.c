@@ -66,7 +66,8 @@ static const flavour_shape kFlavourShapes[] = {
     {16, 1, 1, 64, FLAVOUR_LLAMA4},          {16, 4096, 1, 64, FLAVOUR_LLAMA4},
     {512, 1, 10, 8, FLAVOUR_BF16},           {512, 4096, 10, 64, FLAVOUR_BF16},
     {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP}, {512, 1, 10, 8, FLAVOUR_F16},
-    {512, 4096, 10, 64, FLAVOUR_F16},
+    {512, 4096, 10, 64, FLAVOUR_F16},        {512, 16384, 10, 8, FLAVOUR_BF16},
+    {256, 8192, 8, 64, FLAVOUR_BF16},        {128, 4096, 8, 64, FLAVOUR_BF16},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {
