@@ -20,23 +20,8 @@ struct Slot {
 
 struct Kernels {
     alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
-    CUkernel kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    CUkernel one_token_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::one_token_kernels
-    CUkernel staged_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];       // DeviceState::staged_kernels
-    CUkernel half_logits_kernel[ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::half_logits_kernels
+    CUkernel kernel[kEntryVariants][ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::entries
 };
-
-// The entry point of kernel k for row width w: <entry point>_w<slots>.
-void width_entry_point(const EmbeddedKernel &k, int w, char *out, size_t size) {
-    snprintf(out, size, "%s_w%d", k.entry_point, 1 << w);
-}
-
-// Whether kernel i has a one-token entry point for row width w,
-// <entry point>_one_token_w<slots>.
-bool has_one_token_entry(int i, int w) {
-    return (1 << w) >= kOneTokenEntryMinSlots && (i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, false, true) ||
-                                                  i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
-}
 
 // Whether kernel i is the large kernel, plain (or flavoured, where
 // `flavoured` is true).
@@ -48,15 +33,36 @@ bool is_large(int i, bool flavoured) {
 
 bool is_large_kernel(int i) { return is_large(i, false) || is_large(i, true); }
 
-// Whether kernel i has entry points for 16-bit logits, <entry
-// point>_half_logits_w<slots>: every plain kernel (the plain softmax over
-// them) and the flavoured large kernel.
+// Whether kernel i has entry points for 16-bit logits: every plain kernel
+// (the plain softmax over them) and the flavoured large kernel.
 bool has_half_logits_entry(int i) {
     for (int shared = 0; shared < 2; ++shared)
         for (int s = ALPHAMOE_SPECIALIZATION_TINY; s <= ALPHAMOE_SPECIALIZATION_LARGE; ++s)
             if (i == kernel_index(static_cast<alphamoe_specialization>(s), shared != 0, false)) return true;
     return is_large(i, true);
 }
+
+// Whether kernel i has the variant's entry point for row width w.
+bool has_entry(int variant, int i, int w) {
+    switch (variant) {
+    case kEntryPlain:
+        return true;
+    case kEntryOneToken:
+        return (1 << w) >= kOneTokenEntryMinSlots && (i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, false, true) ||
+                                                      i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
+    case kEntryStaged:
+    case kEntryStagedHalfLogits:
+        return is_large(i, false);
+    case kEntryHalfLogits:
+        return has_half_logits_entry(i);
+    default:
+        return false;
+    }
+}
+
+// The variant's part of an entry point's name.
+const char *const kVariantNames[kEntryVariants] = {"", "_one_token", "_staged", "_half_logits",
+                                                    "_staged_half_logits"};
 
 // Looks up <entry point><variant>_w<slots> of kernel k.
 CUresult variant_entry_point(const Driver &d, CUlibrary library, const EmbeddedKernel &k, const char *variant, int w,
@@ -85,19 +91,10 @@ void setup_once() {
         const EmbeddedKernel &k = embedded_kernel(i);
         CUlibrary library = nullptr;
         CUresult r = d.LibraryLoadData(&library, k.fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
-        for (int w = 0; w < kRowWidths && r == CUDA_SUCCESS; ++w) {
-            char name[96];
-            width_entry_point(k, w, name, sizeof name);
-            r = d.LibraryGetKernel(&g_kernels.kernel[i][w], library, name);
-            if (r == CUDA_SUCCESS && has_one_token_entry(i, w)) {
-                snprintf(name, sizeof name, "%s_one_token_w%d", k.entry_point, 1 << w);
-                r = d.LibraryGetKernel(&g_kernels.one_token_kernel[i][w], library, name);
-            }
-            if (r == CUDA_SUCCESS && is_large(i, false))
-                r = variant_entry_point(d, library, k, "_staged", w, &g_kernels.staged_kernel[i][w]);
-            if (r == CUDA_SUCCESS && has_half_logits_entry(i))
-                r = variant_entry_point(d, library, k, "_half_logits", w, &g_kernels.half_logits_kernel[i][w]);
-        }
+        for (int w = 0; w < kRowWidths; ++w)
+            for (int v = 0; v < kEntryVariants && r == CUDA_SUCCESS; ++v)
+                if (has_entry(v, i, w))
+                    r = variant_entry_point(d, library, k, kVariantNames[v], w, &g_kernels.kernel[v][i][w]);
         g_kernels.status[i] = status_from_cuda(r);
     }
     g_slots = static_cast<Slot *>(calloc(static_cast<size_t>(d.device_count), sizeof(Slot)));
@@ -177,25 +174,19 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     };
     for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
-        for (int w = 0; w < kRowWidths; ++w) {
-            st->kernels[i][w] = g_kernels.kernel[i][w];
-            CUresult r = prepare_grid_entry(st->kernels[i][w], is_large_kernel(i), &st->dynamic_smem[i][w]);
-            // A one-token entry point launches one CTA: it needs its image
-            // loaded, not an occupancy.
-            st->one_token_kernels[i][w] = g_kernels.one_token_kernel[i][w];
-            CUfunction one_token = nullptr;
-            if (r == CUDA_SUCCESS && st->one_token_kernels[i][w] != nullptr)
-                r = d.KernelGetFunction(&one_token, st->one_token_kernels[i][w]);
-            st->staged_kernels[i][w] = g_kernels.staged_kernel[i][w];
-            st->staged_dynamic_smem[i][w] = 0;
-            if (r == CUDA_SUCCESS && st->staged_kernels[i][w] != nullptr)
-                r = prepare_grid_entry(st->staged_kernels[i][w], true, &st->staged_dynamic_smem[i][w]);
-            st->half_logits_kernels[i][w] = g_kernels.half_logits_kernel[i][w];
-            st->half_logits_dynamic_smem[i][w] = 0;
-            if (r == CUDA_SUCCESS && st->half_logits_kernels[i][w] != nullptr)
-                r = prepare_grid_entry(st->half_logits_kernels[i][w], is_large_kernel(i),
-                                       &st->half_logits_dynamic_smem[i][w]);
-            if (r != CUDA_SUCCESS) return status_from_cuda(r);
+        for (int v = 0; v < kEntryVariants; ++v) {
+            for (int w = 0; w < kRowWidths; ++w) {
+                EntryPoint &e = st->entries[v][i][w];
+                e.kernel = g_kernels.kernel[v][i][w];
+                e.dynamic_smem = 0;
+                if (e.kernel == nullptr) continue;
+                // A one-token entry point launches one CTA: it needs its
+                // image loaded, not an occupancy.
+                CUfunction one_token = nullptr;
+                const CUresult r = v == kEntryOneToken ? d.KernelGetFunction(&one_token, e.kernel)
+                                                       : prepare_grid_entry(e.kernel, is_large_kernel(i), &e.dynamic_smem);
+                if (r != CUDA_SUCCESS) return status_from_cuda(r);
+            }
         }
     }
     if (min_occupancy < 1) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;

@@ -10,25 +10,31 @@
 
 namespace alphamoe {
 
+// The entry points of a kernel (kernels/common/kernel_name.cuh): one per
+// row width, <entry point>_w<slots>, and variants of their own for some
+// calls, <entry point><variant>_w<slots>.
+enum EntryVariant {
+    kEntryPlain,
+    kEntryOneToken,          // the flavoured tiny kernel's, from kOneTokenEntryMinSlots (route_args.h)
+    kEntryStaged,            // the plain large kernel's (pairs_staged in route_args.h)
+    kEntryHalfLogits,        // 16-bit logits: every plain kernel's and the flavoured large one's
+    kEntryStagedHalfLogits,  // the plain large kernel's staged ones for 16-bit logits
+    kEntryVariants
+};
+
+struct EntryPoint {
+    CUkernel kernel;  // null where the kernel has no such entry point
+    // Dynamic shared memory each launch reserves (none is used): the large
+    // kernels' reservation keeps a second CTA off an SM (one_cta_per_sm).
+    int32_t dynamic_smem;
+};
+
 struct DeviceState {
     CUdevice device;
     alphamoe_device_attributes attributes;
-    // Context-independent handles, per kernel and row width (route_args.h).
-    CUkernel kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    // The flavoured tiny kernel's one-token entry points, from
-    // kOneTokenEntryMinSlots on (route_args.h); null everywhere else.
-    CUkernel one_token_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    // Other entry points, null where a kernel has none: the plain large
-    // kernel's staged ones (pairs_staged in route_args.h), and those for
-    // 16-bit logits of every plain kernel and of the flavoured large one
-    // (kernels/common/flavour.cuh).
-    CUkernel staged_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    CUkernel half_logits_kernels[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    // Dynamic shared memory each launch reserves (none is used): the large
-    // kernels' reservation keeps a second CTA off an SM (one_cta_per_sm).
-    int32_t dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    int32_t staged_dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
-    int32_t half_logits_dynamic_smem[ALPHAMOE_KERNEL_COUNT][kRowWidths];
+    // Context-independent handles, per variant, kernel and row width
+    // (route_args.h).
+    EntryPoint entries[kEntryVariants][ALPHAMOE_KERNEL_COUNT][kRowWidths];
 };
 
 // The state of the device that owns `stream`'s context (the current context

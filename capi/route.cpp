@@ -97,23 +97,23 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     // A one-token call of the flavoured tiny kernel goes to its one-token
     // entry point where there is one. Where its CTA ranking steps aside (an
     // expert map, say), that entry point ranks the token as the other does.
-    const CUkernel one_token = args.num_tokens == 1 ? st.one_token_kernels[index][width] : nullptr;
     // A call of 16-bit logits goes to its kernel's entry point for them
     // where there is one (kernels/common/flavour.cuh), and a plain large
-    // call of fp32 ones whose pairs pay for a list of their own to the
-    // staged one (route_args.h).
-    const bool half = half_logits && st.half_logits_kernels[index][width] != nullptr;
-    const bool staged = !half && !flavoured && st.staged_kernels[index][width] != nullptr &&
+    // call whose pairs pay for a list of their own to a staged one
+    // (route_args.h).
+    const auto has = [&](EntryVariant v) { return st.entries[v][index][width].kernel != nullptr; };
+    const bool half = half_logits && has(kEntryHalfLogits);
+    const EntryVariant staged_variant = half ? kEntryStagedHalfLogits : kEntryStaged;
+    const bool staged = !flavoured && has(staged_variant) &&
                         pairs_staged(args.tokens_per_cta, args.top_k, args.plan_experts);
-    const CUkernel kernel = one_token != nullptr ? one_token
-                            : half               ? st.half_logits_kernels[index][width]
-                            : staged             ? st.staged_kernels[index][width]
-                                                 : st.kernels[index][width];
-    cfg.sharedMemBytes = static_cast<unsigned>(half     ? st.half_logits_dynamic_smem[index][width]
-                                               : staged ? st.staged_dynamic_smem[index][width]
-                                                        : st.dynamic_smem[index][width]);
+    const EntryVariant variant = args.num_tokens == 1 && has(kEntryOneToken) ? kEntryOneToken
+                                 : staged                                    ? staged_variant
+                                 : half                                      ? kEntryHalfLogits
+                                                                             : kEntryPlain;
+    const EntryPoint &entry = st.entries[variant][index][width];
+    cfg.sharedMemBytes = static_cast<unsigned>(entry.dynamic_smem);
     // A CUkernel launches as a CUfunction in the stream's context.
-    return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(kernel), params, nullptr);
+    return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(entry.kernel), params, nullptr);
 }
 
 }  // namespace

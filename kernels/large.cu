@@ -173,10 +173,16 @@ __device__ __forceinline__ void large_half_logits(const RouteArgs &a) {
     large<kSlots, false, true>(a);
 }
 
+template <int kSlots>
+__device__ __forceinline__ void large_staged_half_logits(const RouteArgs &a) {
+    large<kSlots, true, true>(a);
+}
+
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(large, large)
 ALPHAMOE_VARIANT_KERNELS(large, _half_logits, large_half_logits)
 #if !ALPHAMOE_FLAVOURED
 ALPHAMOE_VARIANT_KERNELS(large, _staged, large_staged)
+ALPHAMOE_VARIANT_KERNELS(large, _staged_half_logits, large_staged_half_logits)
 #endif

@@ -27,8 +27,10 @@
 // theirs, named <kernel><variant>_w<slots>: the flavoured tiny kernel's
 // one-token ones (_one_token, from kOneTokenEntryMinSlots in
 // route_args.h), the plain large kernel's staged ones (_staged,
-// pairs_staged in route_args.h), and those for 16-bit logits of every
-// plain kernel and of the flavoured large one (_half_logits, flavour.cuh).
+// pairs_staged in route_args.h), those for 16-bit logits of every plain
+// kernel and of the flavoured large one (_half_logits, flavour.cuh), and
+// the plain large kernel's staged ones for 16-bit logits
+// (_staged_half_logits).
 #define ALPHAMOE_VARIANT_KERNEL(family, variant, slots, body)                                \
     extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1)                 \
         ALPHAMOE_CONCAT(ALPHAMOE_KERNEL_NAME(family), ALPHAMOE_CONCAT(variant, ALPHAMOE_CONCAT(_w, slots)))( \
