@@ -11,6 +11,9 @@
 // no two experts share one. So the candidates are ranked by one 32-bit
 // comparison each, with no check for equal values, and every slot costs
 // only its widening, a maximum and a comparison with the threshold.
+// Measured on the H200 against keys with ids (bench/RESULTS.md): bf16
+// logits at E256 8192 tokens 11.87 to 10.78 us, E128 4096 tokens 7.23 to
+// 6.50.
 #ifndef ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
 #define ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
 
@@ -21,10 +24,15 @@
 
 namespace alphamoe {
 
-// The fewest slots per lane for which a 16-bit row takes this ranking; with
-// fewer, warp_rank_keys ranks the row (rank_gathered_wide, or the rounds
-// for one slot), whose candidates are few enough that equal ones cost little.
-constexpr int kHalfThresholdMinSlots = 4;
+// The row widths that take this ranking: 4 and 8 slots (E128, E256).
+// Rows of 1 and 2 slots hold too few candidates for equal ones to cost
+// much; rows of 16 slots are ranked as keys with their ids (warp_rank_keys,
+// rank_gathered_wide), because this ranking measured slower there on the
+// H200 (E512 4096 tokens of bf16 logits 9.70 us against 8.78, 0.5 us more
+// per call in a graph with L2 warm; bench/RESULTS.md), for a reason the
+// SASS does not show.
+template <int S>
+constexpr bool kHalfRowThresholdRanks = S == 4 || S == 8;
 
 // A candidate's rank value: the 16-bit logit's ordering key above the id's
 // complement. The key is 0x8000 plus the logit's magnitude for a positive
@@ -53,8 +61,7 @@ __device__ __forceinline__ int32_t half_rank_id(uint32_t value) {
 
 // warp_rank_row's contract for a row of 16-bit logits held as their bits
 // (load_half_row_bits: slots past the candidates hold the last candidate
-// again). The bound is warp_rank_row's with 16 slots (the 16 maxima of lane
-// pairs), and warp_rank_keys's otherwise (the 32 lanes' maxima). The
+// again). The bound is warp_rank_keys's, from the 32 lanes' maxima. The
 // candidates are gathered as rank values, with their logits' bits in the
 // id words, and each counts the values above its own: distinct values take
 // the ranks 0 .. gathered - 1. Rows whose bound is at or below -inf, or
@@ -64,18 +71,13 @@ template <int S>
 __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const RowSlice<S> &bits, int n_candidates,
                                                    int n_select, int lane, RankScratch &scratch, int32_t &id_out,
                                                    float &logit_out, float &largest) {
-    static_assert(S >= kHalfThresholdMinSlots && S <= 16, "a lane's candidate count must fit in 5 bits");
+    static_assert(kHalfRowThresholdRanks<S>, "the row widths above");
     RowSlice<S> row;
 #pragma unroll
-    for (int i = 0; i < S; ++i) row.value[i] = slot_in_row<S>(i, lane, n_candidates) ? widen_half(a, bits.value[i]) : -INFINITY;
+    for (int i = 0; i < S; ++i)
+        row.value[i] = slot_in_row<S>(i, lane, n_candidates) ? widen_half(a, bits.value[i]) : -INFINITY;
     const float lane_best = slot_max<0, S>(row.value);
-    uint32_t bound;
-    if constexpr (S == 16) {
-        const float pair_best = fmaxf(lane_best, __shfl_xor_sync(kFullMask, lane_best, 16));
-        bound = warp_nth_largest_bound(ordered_key(pair_best), n_select, lane);
-    } else {
-        bound = scratch_nth_largest_bound(scratch, ordered_key(lane_best), n_select, lane);
-    }
+    const uint32_t bound = scratch_nth_largest_bound(scratch, ordered_key(lane_best), n_select, lane);
     const float threshold = key_value(bound);
     constexpr int kHalf = S / 2;
     uint32_t count_low = 0, count_high = 0;
@@ -84,7 +86,7 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
         count_low -= reaches_mask(row.value[i], threshold);
         count_high -= reaches_mask(row.value[kHalf + i], threshold);
     }
-    constexpr int kCountBits = S >= 16 ? 5 : S >= 8 ? 4 : 3;
+    constexpr int kCountBits = S >= 8 ? 4 : 3;  // at most S candidates a lane
     int32_t at, gathered;
     warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, kCountBits);
     if (bound > ordered_key(-INFINITY) && gathered <= 32) {

@@ -230,9 +230,9 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     const int shared_id = r.shared_id, n_candidates = r.n_candidates, n_select = r.n_select;
     const bool any = range.begin < range.end;
     constexpr bool kAnyType = kFlavoured || kHalfLogits;  // token_row's element size from a.logits_type
-    // The plain softmax's 16-bit rows of 4 slots or more, widened where
-    // they are ranked (warp_rank_half_row).
-    constexpr bool kHalfThreshold = !kFlavoured && kHalfLogits && S >= kHalfThresholdMinSlots;
+    // The plain softmax's 16-bit rows that warp_rank_half_row ranks, and
+    // widens.
+    constexpr bool kHalfThreshold = !kFlavoured && kHalfLogits && kHalfRowThresholdRanks<S>;
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
@@ -292,8 +292,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             chosen = key_value(chosen_key);
             largest = key_value(first_key);
         } else if (kHalfLogits) {
-            // Rows of 1 and 2 slots (half_row_rank.cuh): ranked as keys
-            // with their ids.
+            // Rows of 1, 2 and 16 slots (half_row_rank.cuh says why).
             uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
             row_keys(current, n_candidates, lane, key);
             warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
