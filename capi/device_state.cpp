@@ -183,8 +183,9 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
                 // A one-token entry point launches one CTA: it needs its
                 // image loaded, not an occupancy.
                 CUfunction one_token = nullptr;
-                const CUresult r = v == kEntryOneToken ? d.KernelGetFunction(&one_token, e.kernel)
-                                                       : prepare_grid_entry(e.kernel, is_large_kernel(i), &e.dynamic_smem);
+                const CUresult r = v == kEntryOneToken
+                                       ? d.KernelGetFunction(&one_token, e.kernel)
+                                       : prepare_grid_entry(e.kernel, is_large_kernel(i), &e.dynamic_smem);
                 if (r != CUDA_SUCCESS) return status_from_cuda(r);
             }
         }

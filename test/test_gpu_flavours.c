@@ -559,6 +559,87 @@ static void gpu_flavours_empty_batch(void **state) {
     report("empty batch");
 }
 
+/* The large kernel's grid for a case's router (forced large) at M tokens. */
+static alphamoe_selection large_selection(const route_case *c, int32_t M) {
+    route_case at = *c;
+    at.M = M;
+    at.max_tokens = 0;
+    at.force = ALPHAMOE_SPECIALIZATION_LARGE;
+    const alphamoe_params p = case_params(&at);
+    alphamoe_router *router = NULL;
+    ROUTE_OK(alphamoe_router_create(&p, &router));
+    int device = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    alphamoe_device_attributes attrs;
+    memset(&attrs, 0, sizeof attrs);
+    attrs.struct_size = sizeof attrs;
+    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    alphamoe_selection sel;
+    memset(&sel, 0, sizeof sel);
+    sel.struct_size = sizeof sel;
+    ROUTE_OK(alphamoe_router_select(router, M, &attrs, &sel));
+    alphamoe_router_destroy(router);
+    return sel;
+}
+
+/* The flavours that are the plain softmax over 16-bit logits. */
+static int plain_half_logits(const flavour *f) {
+    return f->logits_type != F32 && f->scoring == SMX && f->flags == 0 && f->groups == 0 && f->ep == EP_NONE &&
+           f->E == 0 && f->scale == 0.0f;
+}
+
+/* A forced large case of `per_cta` tokens a CTA. */
+static route_case staged_case(const route_case *shape, int32_t per_cta) {
+    route_case c = *shape;
+    c.M = per_cta * large_selection(shape, 64 * 256).grid_ctas;
+    c.force = ALPHAMOE_SPECIALIZATION_LARGE;
+    const alphamoe_selection sel = large_selection(&c, c.M);
+    if ((int)sel.specialization != ALPHAMOE_SPECIALIZATION_LARGE || sel.tokens_per_cta != per_cta)
+        fail_msg("M=%d: specialization %d, %d tokens a CTA, not large with %d", c.M, sel.specialization,
+                 sel.tokens_per_cta, per_cta);
+    return c;
+}
+
+/* The plain large kernel's staged entry points for 16-bit logits
+ * (pairs_staged, route_args.h), bf16 and fp16, on both sides of the limits
+ * test_gpu.c's gpu_staged_limits takes fp32 logits through: 204 and 205
+ * tokens a CTA of k = 10 at E512, 102 and 103, E64 k = 2 at 64 and 65,
+ * blocks whose ids the staged pairs write (block_m 64), and rows of 8 and 4
+ * slots, which warp_rank_half_row ranks. Equal logits make the ranks
+ * largest. */
+static void gpu_flavours_staged_half_logits(void **state) {
+    (void)state;
+    test_rng rng = case_rng(108);
+    static const struct {
+        int32_t E, k, block_m, per_cta;
+        uint32_t flags;
+        logit_pattern pattern;
+    } shapes[] = {{512, 10, 8, 204, 0u, LOGITS_ALL_EQUAL},
+                  {512, 10, 8, 204, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_QUANTIZED},
+                  {512, 10, 8, 205, 0u, LOGITS_RANDOM},
+                  {512, 10, 8, 102, 0u, LOGITS_QUANTIZED},
+                  {512, 10, 8, 103, 0u, LOGITS_RANDOM},
+                  {256, 8, 16, 128, 0u, LOGITS_QUANTIZED},
+                  {128, 8, 16, 128, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_RANDOM},
+                  {64, 2, 4, 64, 0u, LOGITS_ALL_EQUAL},
+                  {64, 2, 4, 65, 0u, LOGITS_ALL_EQUAL},
+                  {8, 2, 64, 64, 0u, LOGITS_RANDOM},
+                  {512, 10, 64, 110, ALPHAMOE_FLAG_SHARED_EXPERT, LOGITS_QUANTIZED}};
+    int idx = 0;
+    for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
+        if (!plain_half_logits(&kFlavours[fi])) continue;
+        for (int s = 0; s < COUNT(shapes); ++s, ++idx) {
+            const route_case shape = {&kFlavours[fi], shapes[s].E, shapes[s].k, shapes[s].block_m, 1, 0,
+                                      shapes[s].flags | (idx % 3 ? 0u : ALPHAMOE_FLAG_TAIL_FILL), 0,
+                                      shapes[s].pattern, BIAS_RANDOM, idx % 2};
+            route_case c = staged_case(&shape, shapes[s].per_cta);
+            run_case(&c, &rng);
+        }
+    }
+    if (idx == 0) fail_msg("no flavour is the plain softmax over 16-bit logits");
+    report("staged entry points for 16-bit logits");
+}
+
 /* Small shapes of every flavour through the six flavoured kernels (and the
  * plain kernels' entry points for 16-bit logits), for the compute-sanitizer
  * runs. */
@@ -587,6 +668,16 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
                         c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
                     run_case(&c, &rng);
                 }
+        /* The plain large kernel's staged entry points for 16-bit logits:
+         * 180 tokens a CTA, more than two pairs (k = 6) an expert a CTA at
+         * every width. */
+        if (!plain_half_logits(f)) continue;
+        for (int w = 0; w < n_widths; ++w) {
+            const uint32_t flags = ALPHAMOE_FLAG_TAIL_FILL | (w % 2 ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u);
+            const route_case shape = {f, widths[w], k, 8, 1, 0, flags, 0, LOGITS_QUANTIZED, BIAS_TIES, 1};
+            route_case c = staged_case(&shape, 180);
+            run_case(&c, &rng);
+        }
     }
     report("sanitizer sweep");
 }
@@ -610,6 +701,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_few_tokens, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_wide_rows_few_tokens, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_staged_half_logits, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
