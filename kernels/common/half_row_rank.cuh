@@ -72,10 +72,13 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
                                                    int n_select, int lane, RankScratch &scratch, int32_t &id_out,
                                                    float &logit_out, float &largest) {
     static_assert(kHalfRowThresholdRanks<S>, "the row widths above");
+    // Slots past the candidates take -inf's bits before the widening, so
+    // that no slot's widening sits behind a branch.
+    const float negative_infinity_bits = __uint_as_float(a.logits_type == kLogitsBf16 ? 0xff80u : 0xfc00u);
     RowSlice<S> row;
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        row.value[i] = slot_in_row<S>(i, lane, n_candidates) ? widen_half(a, bits.value[i]) : -INFINITY;
+        row.value[i] = widen_half(a, slot_in_row<S>(i, lane, n_candidates) ? bits.value[i] : negative_infinity_bits);
     const float lane_best = slot_max<0, S>(row.value);
     const uint32_t bound = scratch_nth_largest_bound(scratch, ordered_key(lane_best), n_select, lane);
     const float threshold = key_value(bound);
@@ -90,25 +93,31 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
     int32_t at, gathered;
     warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, kCountBits);
     if (bound > ordered_key(-INFINITY) && gathered <= 32) {
-        uint32_t *next_low = &scratch.gathered.value[at];  // the logits' bits 32 words after
+        // Gathered as logit bits and ids, as warp_rank_row gathers them;
+        // each lane then makes its candidate's rank value, once, rather
+        // than every slot that holds a candidate.
+        uint32_t *next_low = &scratch.gathered.value[at];  // the ids 32 words after
         uint32_t *next_high = next_low + count_low;
 #pragma unroll
         for (int i = 0; i < kHalf; ++i) {
             if (row.value[i] >= threshold) {
-                next_low[0] = half_rank_value(row.value[i], a.logits_type, i * 32 + lane);
-                next_low[32] = __float_as_uint(row.value[i]);
+                next_low[0] = __float_as_uint(row.value[i]);
+                next_low[32] = static_cast<uint32_t>(i * 32 + lane);
                 ++next_low;
             }
             if (row.value[kHalf + i] >= threshold) {
-                next_high[0] = half_rank_value(row.value[kHalf + i], a.logits_type, (kHalf + i) * 32 + lane);
-                next_high[32] = __float_as_uint(row.value[kHalf + i]);
+                next_high[0] = __float_as_uint(row.value[kHalf + i]);
+                next_high[32] = static_cast<uint32_t>((kHalf + i) * 32 + lane);
                 ++next_high;
             }
         }
-        if (lane >= gathered) scratch.gathered.value[lane] = 0u;  // below every rank value
         __syncwarp();
-        const uint32_t mine = scratch.gathered.value[lane];
-        const uint32_t logit_bits = scratch.gathered.id[lane];
+        const uint32_t logit_bits = scratch.gathered.value[lane];
+        const int32_t own_id = static_cast<int32_t>(scratch.gathered.id[lane]);
+        const uint32_t mine =  // past the list 0, below every rank value
+            lane < gathered ? half_rank_value(__uint_as_float(logit_bits), a.logits_type, own_id) : 0u;
+        scratch.gathered.value[lane] = mine;
+        __syncwarp();
         const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.gathered.value);
         uint32_t rank = count_greater_16<uint32_t>(quads, mine);
         if (gathered > 16) rank += count_greater_16<uint32_t>(quads + 4, mine);
