@@ -12,8 +12,11 @@
 // comparison each, with no check for equal values, and every slot costs
 // only its widening, a maximum and a comparison with the threshold.
 // Measured on the H200 against keys with ids (bench/RESULTS.md): bf16
-// logits at E256 8192 tokens 11.87 to 10.78 us, E128 4096 tokens 7.23 to
-// 6.50.
+// logits at E512 16384 tokens 19.90 to 19.32 us, 4096 tokens 8.86 to 8.74
+// (8.83 to 8.69 per call in a graph), E256 8192 tokens 10.75 to 9.63, E128
+// 4096 tokens 6.50 to 6.27. Each slot's candidate made its rank value
+// where it was gathered first, which put that code behind a branch per
+// slot: E512 4096 tokens then took 9.70 us.
 #ifndef ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
 #define ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
 
@@ -24,15 +27,11 @@
 
 namespace alphamoe {
 
-// The row widths that take this ranking: 4 and 8 slots (E128, E256).
-// Rows of 1 and 2 slots hold too few candidates for equal ones to cost
-// much; rows of 16 slots are ranked as keys with their ids (warp_rank_keys,
-// rank_gathered_wide), because this ranking measured slower there on the
-// H200 (E512 4096 tokens of bf16 logits 9.70 us against 8.78, 0.5 us more
-// per call in a graph with L2 warm; bench/RESULTS.md), for a reason the
-// SASS does not show.
+// The row widths that take this ranking: 4 slots and more. Rows of 1 and
+// 2 slots hold too few candidates for equal ones to cost much, and are
+// ranked as keys with their ids (warp_rank_keys).
 template <int S>
-constexpr bool kHalfRowThresholdRanks = S == 4 || S == 8;
+constexpr bool kHalfRowThresholdRanks = S >= 4;
 
 // A candidate's rank value: the 16-bit logit's ordering key above the id's
 // complement. The key is 0x8000 plus the logit's magnitude for a positive
@@ -61,10 +60,10 @@ __device__ __forceinline__ int32_t half_rank_id(uint32_t value) {
 
 // warp_rank_row's contract for a row of 16-bit logits held as their bits
 // (load_half_row_bits: slots past the candidates hold the last candidate
-// again). The bound is warp_rank_keys's, from the 32 lanes' maxima. The
-// candidates are gathered as rank values, with their logits' bits in the
-// id words, and each counts the values above its own: distinct values take
-// the ranks 0 .. gathered - 1. Rows whose bound is at or below -inf, or
+// again). The bound is warp_rank_keys's, from the 32 lanes' maxima, at
+// every width. The candidates are gathered, and each lane turns its one
+// into a rank value and counts the values above its own: distinct values
+// take the ranks 0 .. gathered - 1. Rows whose bound is at or below -inf, or
 // with more than 32 candidates, take the general rounds, whose ties go to
 // the lower id.
 template <int S>
@@ -89,7 +88,7 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
         count_low -= reaches_mask(row.value[i], threshold);
         count_high -= reaches_mask(row.value[kHalf + i], threshold);
     }
-    constexpr int kCountBits = S >= 8 ? 4 : 3;  // at most S candidates a lane
+    constexpr int kCountBits = S >= 16 ? 5 : S >= 8 ? 4 : 3;  // at most S candidates a lane
     int32_t at, gathered;
     warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, kCountBits);
     if (bound > ordered_key(-INFINITY) && gathered <= 32) {

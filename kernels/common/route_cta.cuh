@@ -292,7 +292,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             chosen = key_value(chosen_key);
             largest = key_value(first_key);
         } else if (kHalfLogits) {
-            // Rows of 1, 2 and 16 slots (half_row_rank.cuh says why).
+            // Rows of 1 and 2 slots (half_row_rank.cuh says why).
             uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
             row_keys(current, n_candidates, lane, key);
             warp_rank_keys<S>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key, first_key);
