@@ -143,15 +143,21 @@ static alphamoe_params case_params(const route_case *c) {
     return p;
 }
 
-/* Whether the library runs this router on the current device: its own
- * answer, from the pure selection function. */
-static int flavour_supported_on_gpu(const alphamoe_router *router, int32_t M) {
+/* The library's attributes of the current device. */
+static alphamoe_device_attributes current_device_attributes(void) {
     int device = 0;
     CUDA_OK(cudaGetDevice(&device));
     alphamoe_device_attributes attrs;
     memset(&attrs, 0, sizeof attrs);
     attrs.struct_size = sizeof attrs;
     ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    return attrs;
+}
+
+/* Whether the library runs this router on the current device: its own
+ * answer, from the pure selection function. */
+static int flavour_supported_on_gpu(const alphamoe_router *router, int32_t M) {
+    const alphamoe_device_attributes attrs = current_device_attributes();
     alphamoe_selection sel;
     memset(&sel, 0, sizeof sel);
     sel.struct_size = sizeof sel;
@@ -568,12 +574,7 @@ static alphamoe_selection large_selection(const route_case *c, int32_t M) {
     const alphamoe_params p = case_params(&at);
     alphamoe_router *router = NULL;
     ROUTE_OK(alphamoe_router_create(&p, &router));
-    int device = 0;
-    CUDA_OK(cudaGetDevice(&device));
-    alphamoe_device_attributes attrs;
-    memset(&attrs, 0, sizeof attrs);
-    attrs.struct_size = sizeof attrs;
-    ROUTE_OK(alphamoe_device_attributes_query(device, &attrs));
+    const alphamoe_device_attributes attrs = current_device_attributes();
     alphamoe_selection sel;
     memset(&sel, 0, sizeof sel);
     sel.struct_size = sizeof sel;

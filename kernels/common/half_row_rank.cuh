@@ -81,35 +81,15 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
     const float lane_best = slot_max<0, S>(row.value);
     const uint32_t bound = scratch_nth_largest_bound(scratch, ordered_key(lane_best), n_select, lane);
     const float threshold = key_value(bound);
-    constexpr int kHalf = S / 2;
-    uint32_t count_low = 0, count_high = 0;
-#pragma unroll
-    for (int i = 0; i < kHalf; ++i) {
-        count_low -= reaches_mask(row.value[i], threshold);
-        count_high -= reaches_mask(row.value[kHalf + i], threshold);
-    }
+    const ReachingCounts count = count_reaching(row, threshold);
     constexpr int kCountBits = S >= 16 ? 5 : S >= 8 ? 4 : 3;  // at most S candidates a lane
     int32_t at, gathered;
-    warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, kCountBits);
+    warp_exclusive_sum_of_counts(count.low + count.high, lane, &at, &gathered, kCountBits);
     if (bound > ordered_key(-INFINITY) && gathered <= 32) {
         // Gathered as logit bits and ids, as warp_rank_row gathers them;
         // each lane then makes its candidate's rank value, once, rather
         // than every slot that holds a candidate.
-        uint32_t *next_low = &scratch.gathered.value[at];  // the ids 32 words after
-        uint32_t *next_high = next_low + count_low;
-#pragma unroll
-        for (int i = 0; i < kHalf; ++i) {
-            if (row.value[i] >= threshold) {
-                next_low[0] = __float_as_uint(row.value[i]);
-                next_low[32] = static_cast<uint32_t>(i * 32 + lane);
-                ++next_low;
-            }
-            if (row.value[kHalf + i] >= threshold) {
-                next_high[0] = __float_as_uint(row.value[kHalf + i]);
-                next_high[32] = static_cast<uint32_t>((kHalf + i) * 32 + lane);
-                ++next_high;
-            }
-        }
+        gather_reaching(row, threshold, count.low, at, lane, scratch);
         __syncwarp();
         const uint32_t logit_bits = scratch.gathered.value[lane];
         const int32_t own_id = static_cast<int32_t>(scratch.gathered.id[lane]);

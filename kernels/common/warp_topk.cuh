@@ -451,6 +451,52 @@ __device__ __forceinline__ uint32_t reaches_mask(float x, float threshold) {
     return mask;
 }
 
+// How many of the lane's slots reach the threshold, in the lower and the
+// upper half of the slots apart, so that each half gathers through its own
+// address (gather_reaching): two chains of S / 2 steps, not one of S.
+// Counted as integer masks (0 or ~0): cheaper than keeping a bit mask of
+// them.
+struct ReachingCounts {
+    uint32_t low, high;
+};
+template <int S>
+__device__ __forceinline__ ReachingCounts count_reaching(const RowSlice<S> &row, float threshold) {
+    constexpr int kHalf = S / 2;
+    ReachingCounts c = {0, 0};
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) {
+        c.low -= reaches_mask(row.value[i], threshold);
+        c.high -= reaches_mask(row.value[kHalf + i], threshold);
+    }
+    return c;
+}
+
+// Writes the lane's slots that reach the threshold to the warp's list from
+// entry `at` on (the lane's place, warp_exclusive_sum_of_counts of
+// count_reaching's counts): each logit's bits, and its id 32 words after.
+// A moving address per half.
+template <int S>
+__device__ __forceinline__ void gather_reaching(const RowSlice<S> &row, float threshold, uint32_t count_low,
+                                                int32_t at, int lane, RankScratch &scratch) {
+    static_assert(sizeof(scratch.gathered.value) == 32 * sizeof(uint32_t), "ids follow 32 values");
+    constexpr int kHalf = S / 2;
+    uint32_t *next_low = &scratch.gathered.value[at];
+    uint32_t *next_high = next_low + count_low;
+#pragma unroll
+    for (int i = 0; i < kHalf; ++i) {
+        if (row.value[i] >= threshold) {
+            next_low[0] = __float_as_uint(row.value[i]);
+            next_low[32] = static_cast<uint32_t>(i * 32 + lane);
+            ++next_low;
+        }
+        if (row.value[kHalf + i] >= threshold) {
+            next_high[0] = __float_as_uint(row.value[kHalf + i]);
+            next_high[32] = static_cast<uint32_t>((kHalf + i) * 32 + lane);
+            ++next_high;
+        }
+    }
+}
+
 // The fewest slots per lane (E > 32 * (this / 2)) for which warp_rank_row
 // compares logits with a threshold: with fewer, the conversions it saves do
 // not pay for its extra steps (measured on the H200: E256, E128 slower).
@@ -490,39 +536,14 @@ __device__ __forceinline__ void warp_rank_row(const RowSlice<S> &row, int n_cand
         // key >= bound <=> logit >= threshold for every logit but NaN: keys
         // keep the order of logits (and merge the zeros, which compare equal).
         const float threshold = key_value(bound);
-        // Counted as integer masks (0 or ~0), and compared again where the
-        // candidates are gathered: cheaper than keeping a bit mask of them.
-        // The two halves of the slots apart, so that each half gathers
-        // through its own address: two chains of S / 2 steps, not one of S.
-        constexpr int kHalf = S / 2;
-        uint32_t count_low = 0, count_high = 0;
-#pragma unroll
-        for (int i = 0; i < kHalf; ++i) {
-            count_low -= reaches_mask(row.value[i], threshold);
-            count_high -= reaches_mask(row.value[kHalf + i], threshold);
-        }
+        // Counted, then compared again where the candidates are gathered.
+        const ReachingCounts count = count_reaching(row, threshold);
         int32_t at, gathered;
-        warp_exclusive_sum_of_counts(count_low + count_high, lane, &at, &gathered, 5);
+        warp_exclusive_sum_of_counts(count.low + count.high, lane, &at, &gathered, 5);
         if (bound > ordered_key(-INFINITY) && gathered <= 32) {
             // Gathered as logit bits and id, and ranked as logits: no slot
-            // and no candidate needs an ordering key. A moving address per
-            // half: the id array is 32 words after the logits.
-            static_assert(sizeof(scratch.gathered.value) == 32 * sizeof(uint32_t), "ids follow 32 values");
-            uint32_t *next_low = &scratch.gathered.value[at];
-            uint32_t *next_high = next_low + count_low;
-#pragma unroll
-            for (int i = 0; i < kHalf; ++i) {
-                if (row.value[i] >= threshold) {
-                    next_low[0] = __float_as_uint(row.value[i]);
-                    next_low[32] = static_cast<uint32_t>(i * 32 + lane);
-                    ++next_low;
-                }
-                if (row.value[kHalf + i] >= threshold) {
-                    next_high[0] = __float_as_uint(row.value[kHalf + i]);
-                    next_high[32] = static_cast<uint32_t>((kHalf + i) * 32 + lane);
-                    ++next_high;
-                }
-            }
+            // and no candidate needs an ordering key.
+            gather_reaching(row, threshold, count.low, at, lane, scratch);
             if (lane >= gathered) scratch.gathered.value[lane] = __float_as_uint(-INFINITY);  // padding
             __syncwarp();
             int32_t own_id;
