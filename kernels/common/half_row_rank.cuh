@@ -34,7 +34,7 @@ template <int S>
 constexpr bool kHalfRowThresholdRanks = S >= 4;
 
 // A candidate's rank value: the 16-bit logit's ordering key above the id's
-// complement. The key is 0x8000 plus the logit's magnitude for a positive
+// bits (rank_id_bits, warp_topk.cuh). The key is 0x8000 plus the logit's magnitude for a positive
 // logit and minus it for a negative one, so both zeros get 0x8000 (they
 // compare equal); a candidate reaches a threshold above -inf, so it is
 // never NaN. x is the logit widened from its 16 bits (exact), and
@@ -50,12 +50,7 @@ __device__ __forceinline__ uint32_t half_rank_value(float x, int32_t logits_type
     }
     const uint32_t magnitude = bits & 0x7fffu;
     const uint32_t key = bits == magnitude ? 0x8000u + magnitude : 0x8000u - magnitude;
-    return key << 16 | static_cast<uint32_t>(0xffff - id);
-}
-
-// The expert of a rank value.
-__device__ __forceinline__ int32_t half_rank_id(uint32_t value) {
-    return 0xffff - static_cast<int32_t>(value & 0xffffu);
+    return key << 16 | rank_id_bits(id);
 }
 
 // warp_rank_row's contract for a row of 16-bit logits held as their bits
@@ -106,7 +101,7 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
         __syncwarp();
         if (lane < n_select) {
             const uint64_t chosen = scratch.chosen[lane];
-            id_out = half_rank_id(static_cast<uint32_t>(chosen));
+            id_out = rank_id(static_cast<uint32_t>(chosen));
             logit_out = __uint_as_float(static_cast<uint32_t>(chosen >> 32));
         }
         largest = __uint_as_float(static_cast<uint32_t>(scratch.chosen[0] >> 32));

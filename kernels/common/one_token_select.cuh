@@ -102,7 +102,7 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     int rank;
     if constexpr (kHalfLogits) {
         const uint64_t mine = lane < gathered ? scratch.chosen[lane] : 0u;
-        own_id = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(mine) & 0xffffu);
+        own_id = rank_id(static_cast<uint32_t>(mine));
         uint32_t chosen_key = kNoCandidateKey, first_key;
         rank = rank_gathered_wide<8>(scratch, mine, gathered, n_select, lane, id, chosen_key, first_key);
         if (lane < n_select) chosen_logit = key_value(chosen_key);

@@ -336,11 +336,16 @@ __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered,
     return static_cast<int>(rank);
 }
 
-// The key in the high half and 0xffff - id in the low: a larger value ranks
-// first (a larger key, or an equal key and a lower id), and values of
+// An id's part of a rank value, 0xffff - id in the low 16 bits, so that of
+// two equal keys the lower id ranks first; and the id such bits hold.
+__device__ __forceinline__ uint32_t rank_id_bits(int32_t id) { return static_cast<uint32_t>(0xffff - id); }
+__device__ __forceinline__ int32_t rank_id(uint32_t bits) { return 0xffff - static_cast<int32_t>(bits & 0xffffu); }
+
+// The key in the high half and the id's bits in the low: a larger value
+// ranks first (a larger key, or an equal key and a lower id), and values of
 // distinct experts differ.
 __device__ __forceinline__ uint64_t rank_value(uint32_t key, int32_t id) {
-    return (static_cast<uint64_t>(key) << 32) | static_cast<uint32_t>(0xffff - id);
+    return (static_cast<uint64_t>(key) << 32) | rank_id_bits(id);
 }
 
 __device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b) {
@@ -376,7 +381,7 @@ __device__ __forceinline__ int rank_gathered_wide(RankScratch &scratch, uint64_t
     if (lane < n_select) {
         const uint64_t chosen = scratch.chosen[lane];
         key_out = static_cast<uint32_t>(chosen >> 32);
-        id_out = 0xffff - static_cast<int32_t>(static_cast<uint32_t>(chosen) & 0xffffu);
+        id_out = rank_id(static_cast<uint32_t>(chosen));
     }
     first_key = static_cast<uint32_t>(scratch.chosen[0] >> 32);
     __syncwarp();  // the scratch is reused by the warp's next token
