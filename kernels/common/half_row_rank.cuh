@@ -54,8 +54,8 @@ __device__ __forceinline__ uint32_t half_rank_value(float x, int32_t logits_type
 }
 
 // warp_rank_row's contract for a row of 16-bit logits held as their bits
-// (load_half_row_bits: slots past the candidates hold the last candidate
-// again). The bound is warp_rank_keys's, from the 32 lanes' maxima, at
+// (load_half_row_bits_masked: slots past the candidates hold the bits of
+// -inf). The bound is warp_rank_keys's, from the 32 lanes' maxima, at
 // every width. The candidates are gathered, and each lane turns its one
 // into a rank value and counts the values above its own: distinct values
 // take the ranks 0 .. gathered - 1. Rows whose bound is at or below -inf, or
@@ -66,13 +66,8 @@ __device__ __forceinline__ void warp_rank_half_row(const RouteArgs &a, const Row
                                                    int n_select, int lane, RankScratch &scratch, int32_t &id_out,
                                                    float &logit_out, float &largest) {
     static_assert(kHalfRowThresholdRanks<S>, "the row widths above");
-    // Slots past the candidates take -inf's bits before the widening, so
-    // that no slot's widening sits behind a branch.
-    const float negative_infinity_bits = __uint_as_float(a.logits_type == kLogitsBf16 ? 0xff80u : 0xfc00u);
-    RowSlice<S> row;
-#pragma unroll
-    for (int i = 0; i < S; ++i)
-        row.value[i] = widen_half(a, slot_in_row<S>(i, lane, n_candidates) ? bits.value[i] : negative_infinity_bits);
+    RowSlice<S> row = bits;
+    widen_half_row<S>(a, row);
     const float lane_best = slot_max<0, S>(row.value);
     const uint32_t bound = scratch_nth_largest_bound(scratch, ordered_key(lane_best), n_select, lane);
     const float threshold = key_value(bound);

@@ -233,17 +233,22 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     // The plain softmax's 16-bit rows that warp_rank_half_row ranks, and
     // widens.
     constexpr bool kHalfThreshold = !kFlavoured && kHalfLogits && kHalfRowThresholdRanks<S>;
+    const auto load_token_row = [&](const char *row, RowSlice<S> &slice, float &shared_logit) {
+        if (kHalfThreshold) {
+            slice = load_half_row_bits_masked<S>(a, row, n_candidates, lane);
+            if (kShared) shared_logit = load_half_bits(row, shared_id);
+        } else if (kHalfLogits) {
+            slice = load_half_row_bits<S>(row, n_candidates, lane);
+            if (kShared) shared_logit = load_half_bits(row, shared_id);
+        } else {
+            slice = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
+            if (kShared) shared_logit = load_logit<kFlavoured>(a, row, shared_id);
+        }
+    };
     RowSlice<S> next;
     float next_shared = 0.0f;
     if (any) {  // first, so the loads overlap the clearing below
-        const char *row = token_row<kAnyType>(a, range.begin);
-        if (kHalfLogits) {
-            next = load_half_row_bits<S>(row, n_candidates, lane);
-            if (kShared) next_shared = load_half_bits(row, shared_id);
-        } else {
-            next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
-            if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
-        }
+        load_token_row(token_row<kAnyType>(a, range.begin), next, next_shared);
     }
     if (tally == kTallyRows || tally == kTallyRankedRows)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
@@ -265,14 +270,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         RowSlice<S> current = next;
         float shared_logit = next_shared;
         if (t + 1 < range.end) {
-            const char *row = token_row<kAnyType>(a, t + 1);
-            if (kHalfLogits) {
-                next = load_half_row_bits<S>(row, n_candidates, lane);
-                if (kShared) next_shared = load_half_bits(row, shared_id);
-            } else {
-                next = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
-                if (kShared) next_shared = load_logit<kFlavoured>(a, row, shared_id);
-            }
+            load_token_row(token_row<kAnyType>(a, t + 1), next, next_shared);
         }
         if (kHalfLogits) {
             if (!kHalfThreshold) widen_half_row<S>(a, current);
