@@ -110,6 +110,29 @@ __device__ __forceinline__ bool prefetch_cta_token_rows(const RouteArgs &a) {
     return true;
 }
 
+// The rest of a call of at most one token per warp in one CTA
+// (few_token_plan.cuh), once its tokens are ranked, in every thread. Called where the ranking
+// ends, with an early return: the CTA's ranking of one token then runs on
+// to the call's end in code laid out after it. Returning from one place,
+// the one-token call jumped from its ranking past the other rankings' code
+// to that of the plans, then to its own: cold, every jump waits for an
+// instruction fetch from memory.
+__device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaShared &sh, bool one_token_plan,
+                                                      bool cta_ranked) {
+    phase_clock(a, 2);
+    phase_clock(a, 3);
+    phase_clock(a, 4);
+    if (one_token_plan) {
+        if (threadIdx.x < 32 && !cta_ranked) write_one_token_blocks(a, sh);
+        if (a.expert_counts || a.expert_offsets) write_one_token_expert_table(a, sh);
+    } else {
+        write_few_token_plan(a, sh);
+    }
+    phase_clock(a, 5);
+    phase_clock(a, 6);
+    allow_dependent_launch();
+}
+
 struct NoEarlyReads {
     __device__ void operator()() const {}
 };
@@ -174,31 +197,23 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     } else if constexpr (kFlavoured && kOneTokenEntry && kSlots >= kOneTokenEntryMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
-    if (!cta_ranked) {
-        if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
-        if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-        if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured, kHalfLogits>(a, sh, warp_range,
-                                                   few_token_plan ? kTallyNone
-                                                   : token_bits   ? kTallyBits
-                                                   : staged_pairs ? kTallyRankedRows
-                                                                  : kTallyRows);
-    }
-    phase_clock(a, 2);
-    if (few_token_plan) {
-        phase_clock(a, 3);
-        phase_clock(a, 4);
-        if (one_token_plan) {
-            if (warp == 0 && !cta_ranked) write_one_token_blocks(a, sh);
-            if (a.expert_counts || a.expert_offsets) write_one_token_expert_table(a, sh);
-        } else {
-            write_few_token_plan(a, sh);
-        }
-        phase_clock(a, 5);
-        phase_clock(a, 6);
-        allow_dependent_launch();
+    if (cta_ranked) {
+        finish_few_token_call(a, sh, true, true);
         return;
     }
+    if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
+    if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
+    if (few_token_plan && !one_token_plan) clear_token_masks(sh);
+    select_tokens<kSlots, kShared, kFlavoured, kHalfLogits>(a, sh, warp_range,
+                                                            few_token_plan ? kTallyNone
+                                                            : token_bits   ? kTallyBits
+                                                            : staged_pairs ? kTallyRankedRows
+                                                                           : kTallyRows);
+    if (few_token_plan) {
+        finish_few_token_call(a, sh, one_token_plan, false);
+        return;
+    }
+    phase_clock(a, 2);
     const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh) : cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
