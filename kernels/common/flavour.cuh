@@ -114,8 +114,11 @@ __device__ __forceinline__ float half_negative_infinity_bits(int32_t logits_type
 // The 16-bit rows that warp_rank_half_row ranks, loaded the way fp32 rows
 // are: one address at constant offsets, and slots past the candidates load
 // nothing and hold the bits of -inf. load_half_row_bits's address per slot
-// costs a row of 16 slots about 40 more instructions a token (E512 16384
-// tokens of bf16 logits: 11.4 million warp instructions against fp32's 8.9).
+// cost a row of 16 slots about 50 more instructions a token (E512 16384
+// tokens of bf16 logits: 11.4 million warp instructions against fp32's
+// 9.0). Measured on the H200 with widen_half_row's one branch
+// (bench/RESULTS.md): bf16 logits at E512 16384 tokens 19.30 to 17.19 us,
+// 4096 tokens 8.70 to 8.32, E256 8192 tokens 9.69 to 9.39.
 template <int S>
 __device__ __forceinline__ RowSlice<S> load_half_row_bits_masked(const RouteArgs &a, const char *row,
                                                                  int n_candidates, int lane) {
