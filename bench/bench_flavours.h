@@ -28,6 +28,7 @@ enum {
     FLAVOUR_BF16,        /* bf16 logits */
     FLAVOUR_EXPERT_MAP,  /* expert parallelism: 64 local experts by map */
     FLAVOUR_F16,         /* IEEE binary16 logits */
+    FLAVOUR_DEEPSEEK_V3_BF16, /* DeepSeek-V3's routing over bf16 logits */
     FLAVOUR_COUNT
 };
 

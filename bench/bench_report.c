@@ -20,12 +20,12 @@ static void cuda_version(int32_t v, char *buf, size_t size) {
 }
 
 void print_shape_list(const bench_shape *shapes, int32_t n) {
-    printf("%5s  %-28s %6s %6s %4s %8s  %-10s %s\n", "index", "shape", "E", "M", "k", "block_m", "target", "stock us");
+    printf("%5s  %-36s %6s %6s %4s %8s  %-10s %s\n", "index", "shape", "E", "M", "k", "block_m", "target", "stock us");
     for (int32_t i = 0; i < n; ++i) {
         const bench_shape *s = &shapes[i];
         char target[24];
         format_target(s, target, sizeof(target));
-        printf("%5d  %-28s %6d %6d %4d %8d  %-10s ", (int)i, s->name, (int)s->experts, (int)s->tokens,
+        printf("%5d  %-36s %6d %6d %4d %8d  %-10s ", (int)i, s->name, (int)s->experts, (int)s->tokens,
                (int)s->top_k, (int)s->block_m, target);
         if (s->stock_us > 0.0) printf("%.2f\n", s->stock_us);
         else printf("-\n");

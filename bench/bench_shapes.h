@@ -32,7 +32,7 @@ typedef struct bench_shape {
     int32_t flavour; /* FLAVOUR_* of bench_flavours.h */
 } bench_shape;
 
-#define SHAPE_COUNT 42
+#define SHAPE_COUNT 44
 
 /* Fills out[0..SHAPE_COUNT): every E512 shape followed by its shared twin,
  * then E256, E128 and E8, then the routing flavours (named with their
