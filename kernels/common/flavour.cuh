@@ -97,31 +97,22 @@ __device__ __forceinline__ float widen_half(const RouteArgs &a, float bits) {
     return half_to_float(static_cast<unsigned short>(__float_as_uint(bits)), a.logits_type);
 }
 
-// load_row_slice's 16-bit slots, as bits.
-template <int S>
-__device__ __forceinline__ RowSlice<S> load_half_row_bits(const char *row, int n_candidates, int lane) {
-    RowSlice<S> s;
-#pragma unroll
-    for (int i = 0; i < S; ++i) s.value[i] = load_half_bits(row, min(i * 32 + lane, n_candidates - 1));
-    return s;
-}
-
 // The bits of -inf in a 16-bit type.
 __device__ __forceinline__ float half_negative_infinity_bits(int32_t logits_type) {
     return __uint_as_float(logits_type == kLogitsBf16 ? 0xff80u : 0xfc00u);
 }
 
-// The 16-bit rows that warp_rank_half_row ranks, loaded the way fp32 rows
-// are: one address at constant offsets, and slots past the candidates load
-// nothing and hold the bits of -inf. load_half_row_bits's address per slot
-// cost a row of 16 slots about 50 more instructions a token (E512 16384
+// load_row_slice's 16-bit slots, as bits, loaded the way fp32 rows are:
+// one address at constant offsets, and slots past the candidates load
+// nothing and hold the bits of -inf. An address per slot (min(i * 32 +
+// lane, n - 1)) cost a row of 16 slots about 50 more instructions a token (E512 16384
 // tokens of bf16 logits: 11.4 million warp instructions against fp32's
 // 9.0). Measured on the H200 with widen_half_row's one branch
 // (bench/RESULTS.md): bf16 logits at E512 16384 tokens 19.30 to 17.19 us,
 // 4096 tokens 8.70 to 8.32, E256 8192 tokens 9.69 to 9.39.
 template <int S>
-__device__ __forceinline__ RowSlice<S> load_half_row_bits_masked(const RouteArgs &a, const char *row,
-                                                                 int n_candidates, int lane) {
+__device__ __forceinline__ RowSlice<S> load_half_row_bits(const RouteArgs &a, const char *row, int n_candidates,
+                                                          int lane) {
     const unsigned short *r = reinterpret_cast<const unsigned short *>(row) + lane;
     const float negative_infinity_bits = half_negative_infinity_bits(a.logits_type);
     RowSlice<S> s;

@@ -54,7 +54,7 @@ __device__ __forceinline__ uint32_t half_rank_value(float x, int32_t logits_type
 }
 
 // warp_rank_row's contract for a row of 16-bit logits held as their bits
-// (load_half_row_bits_masked: slots past the candidates hold the bits of
+// (load_half_row_bits: slots past the candidates hold the bits of
 // -inf). The bound is warp_rank_keys's, from the 32 lanes' maxima, at
 // every width. The candidates are gathered, and each lane turns its one
 // into a rank value and counts the values above its own: distinct values

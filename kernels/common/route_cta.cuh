@@ -234,11 +234,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     // widens.
     constexpr bool kHalfThreshold = !kFlavoured && kHalfLogits && kHalfRowThresholdRanks<S>;
     const auto load_token_row = [&](const char *row, RowSlice<S> &slice, float &shared_logit) {
-        if (kHalfThreshold) {
-            slice = load_half_row_bits_masked<S>(a, row, n_candidates, lane);
-            if (kShared) shared_logit = load_half_bits(row, shared_id);
-        } else if (kHalfLogits) {
-            slice = load_half_row_bits<S>(row, n_candidates, lane);
+        if (kHalfLogits) {
+            slice = load_half_row_bits<S>(a, row, n_candidates, lane);
             if (kShared) shared_logit = load_half_bits(row, shared_id);
         } else {
             slice = load_row_slice<S, kFlavoured>(a, row, n_candidates, lane);
