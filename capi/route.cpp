@@ -91,7 +91,14 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     // The plain softmax over 16-bit logits is a flavour only by the type:
     // it runs the plain kernels' entry points for them.
     const bool half_logits = router.params.logits_type != ALPHAMOE_LOGITS_F32;
-    const bool flavoured = routes_a_flavour(router.params) && !plain_softmax_of_half_logits(router.params);
+    // The plain tiny kernel holds only the plan of at most a token a warp
+    // (kernels/common/route_kernel.cuh): a plain call of more tokens on one
+    // CTA (forced, or where a grid cannot be launched) runs the flavoured
+    // tiny kernel, whose plan serves any call.
+    const bool beyond_plain_tiny =
+        sel.specialization == ALPHAMOE_SPECIALIZATION_TINY && args.num_tokens > kWarpsPerBlock;
+    const bool flavoured = beyond_plain_tiny ||
+                           (routes_a_flavour(router.params) && !plain_softmax_of_half_logits(router.params));
     const int index = kernel_index(sel.specialization, shared_expert(router), flavoured);
     const int width = row_width_index(candidates);
     // A one-token call of the flavoured tiny kernel goes to its one-token

@@ -18,7 +18,9 @@
 #include "gpu_plan.h"
 #include "test_support.h"
 
-static const int32_t kTokenCounts[] = {1,   2,   3,   7,   8,    9,    16,    31,    64,   127,
+/* 16 and 17: the most a plain tiny kernel takes, and the first that a
+ * forced tiny call sends to the flavoured one. */
+static const int32_t kTokenCounts[] = {1,   2,   3,   7,   8,   9,    16,   17,    31,    64,   127,
                                        128, 129, 255, 256, 511, 512, 1000, 4096, 16384, 65536};
 static const int32_t kExpertCounts[] = {1, 2, 8, 16, 60, 64, 128, 160, 256, 257, 384, 512};
 static const int32_t kTopKs[] = {1, 2, 4, 6, 8, 10, 16};
@@ -697,9 +699,10 @@ static void gpu_sanitizer_sweep(void **state) {
     test_rng rng = case_rng(11);
     /* One shape per row width (1, 2, 4, 8 and 16 slots), so every entry
      * point of every plain kernel runs under the tool (the staged ones
-     * below). */
+     * below): tiny's at one token and at 9 (a token a warp, the calls it
+     * takes), and forced beyond them (the flavoured tiny kernel's). */
     static const int32_t shapes[][3] = {{16, 4, 16}, {64, 6, 16}, {128, 8, 64}, {256, 8, 16}, {512, 10, 8}};
-    static const int32_t tokens[] = {1, 37, 300};
+    static const int32_t tokens[] = {1, 9, 37, 300};
     for (int s = 0; s < COUNT(shapes); ++s)
         for (int t = 0; t < COUNT(tokens); ++t)
             for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
@@ -720,8 +723,9 @@ static void gpu_sanitizer_sweep(void **state) {
                             ALPHAMOE_SPECIALIZATION_LARGE, LOGITS_QUANTIZED, 0, 1, 0};
             run_case(&c, &rng);
         }
-    /* Every flag combination and the optional outputs off, through the six plain
-     * kernels; an empty batch; logits offset by a float with an odd stride;
+    /* Every flag combination and the optional outputs off, through the plain
+     * small and large kernels and, forced to tiny, the flavoured tiny one (45
+     * tokens); an empty batch; logits offset by a float with an odd stride;
      * rows of every bit class. */
     for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
         for (int flags = 0; flags < 4; ++flags) {

@@ -221,7 +221,9 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 // experts only, none of the flavours' steps. kHalfLogits: 16-bit logits,
 // converted only once the row is about to be ranked (flavour.cuh,
 // load_half_bits); otherwise fp32 ones in the plain kernels.
-template <int S, bool kShared, bool kFlavoured, bool kHalfLogits = false>
+// kTokenAWarp: the warp holds at most one token (the plain tiny kernel),
+// so the loop over its tokens is not unrolled: one step's code, not two.
+template <int S, bool kShared, bool kFlavoured, bool kHalfLogits = false, bool kTokenAWarp = false>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
                                               PairTally tally) {
     const int lane = threadIdx.x & 31;
@@ -262,7 +264,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     // a row again after the last token, so that no loaded row is moved,
     // measured 2.5 us slower at M16384 (the warp then waits for that load
     // when memory is busiest).
-#pragma unroll (kFlavoured ? 1 : 2)
+#pragma unroll (kFlavoured || kTokenAWarp ? 1 : 2)
     for (int32_t t = range.begin; t < range.end; ++t) {
         RowSlice<S> current = next;
         float shared_logit = next_shared;

@@ -153,6 +153,9 @@ struct NoEarlyReads {
 // kOneCta: the grid is this one CTA (the tiny kernel), which writes the
 // plan of a call of at most one token per warp, every expert planned, as
 // few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
+// The plain tiny kernel takes no other call, and holds no other plan: the
+// general plan's code, laid out between the ranking and the few-token
+// plan, cost those calls far jumps (bench/RESULTS.md).
 // kSlots: the row width, slots per lane (the host chose the entry point
 // by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
 // one-token entry point, where the CTA ranks a one-token call.
@@ -167,6 +170,7 @@ template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool 
           typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
+    constexpr bool kFewTokensOnly = kOneCta && !kFlavoured;
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
@@ -191,7 +195,9 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     const bool every_id_planned =
         !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
     const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && token_bits_hold(a, kFlavoured);
-    const bool few_token_plan = kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock;
+    // The plain tiny kernel takes only such calls (kFewTokensOnly): the
+    // host sends the plain calls of more tokens to the flavoured one.
+    const bool few_token_plan = kFewTokensOnly || (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock);
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
     const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && !token_bits &&
                               pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
@@ -208,11 +214,11 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
     if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
     if (few_token_plan && !one_token_plan) clear_token_masks(sh);
-    select_tokens<kSlots, kShared, kFlavoured, kHalfLogits>(a, sh, warp_range,
-                                                            few_token_plan ? kTallyNone
-                                                            : token_bits   ? kTallyBits
-                                                            : staged_pairs ? kTallyRankedRows
-                                                                           : kTallyRows);
+    select_tokens<kSlots, kShared, kFlavoured, kHalfLogits, kFewTokensOnly>(a, sh, warp_range,
+                                                                            few_token_plan ? kTallyNone
+                                                                            : token_bits   ? kTallyBits
+                                                                            : staged_pairs ? kTallyRankedRows
+                                                                                           : kTallyRows);
     if (few_token_plan) {
         finish_few_token_call(a, sh, one_token_plan, false);
         return;
