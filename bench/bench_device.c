@@ -43,6 +43,8 @@ int device_open(bench_device *d, int32_t ordinal) {
      * queries then find it alive instead of creating and dropping one. */
     CUDA_TRY(cudaSetDevice(ordinal));
     CUDA_TRY(cudaFree(NULL));
+    /* First, so that no code the library loads comes before it. */
+    TRY(arena_open(&d->arena, DEVICE_ARENA_BYTES));
     ROUTER_TRY(alphamoe_device_describe(ordinal, d->name, sizeof(d->name), &d->compute_capability, &d->image_arch));
     d->attributes.struct_size = sizeof(d->attributes);
     ROUTER_TRY(alphamoe_device_attributes_query(ordinal, &d->attributes));
@@ -72,6 +74,7 @@ int device_open(bench_device *d, int32_t ordinal) {
 
 void device_close(bench_device *d) {
     /* Teardown failures cannot change any figure any more: ignored. */
+    arena_close(&d->arena);
     if (d->l2_evict) cudaFree(d->l2_evict);
     if (d->code_evict_sink) cudaFree(d->code_evict_sink);
     if (d->start) cudaEventDestroy(d->start);

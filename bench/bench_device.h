@@ -1,7 +1,8 @@
 /*
  * The device alphamoe-bench measures on: whether there is one the library
- * can use, its properties, the stream every sample runs on and the buffer
- * whose memset evicts L2 before each sample.
+ * can use, its properties, the stream every sample runs on, the buffer
+ * whose memset evicts L2 before each sample and the arena that holds the
+ * timed call's buffers.
  */
 #ifndef ALPHAMOE_BENCH_DEVICE_H
 #define ALPHAMOE_BENCH_DEVICE_H
@@ -13,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "alphamoe/router.h"
+#include "device_arena.h"
 
 typedef struct bench_device {
     int32_t ordinal;
@@ -31,6 +33,7 @@ typedef struct bench_device {
     uint32_t evictions;      /* memsets issued, varies the byte written */
     bool evict_code;         /* --cold-code: the instruction caches too */
     uint32_t *code_evict_sink;
+    device_arena arena;      /* the buffers of the call being timed */
 } bench_device;
 
 /* 0: usable (no context created yet); EXIT_SKIPPED with the reason in why:

@@ -75,6 +75,7 @@ static int measure(const bench_options *o, const bench_shape *shapes, const bool
     run.plan = resolve_plan(o);
     int rc = device_open(&d, o->device);
     d.evict_code = o->cold_code;
+    if (rc == 0) arena_set_origin(&d.arena, (size_t)o->arena_offset_kib << 10);
     if (rc == 0) {
         print_run_header(&run);
         rc = o->sweep ? run_sweep_mode(&d, shapes, selected, o->quick, &run) : run_shapes(&d, shapes, selected, &run);

@@ -27,6 +27,7 @@ typedef struct bench_options {
     bool cold_code;        /* evict the instruction caches too */
     bool list;
     int32_t device;
+    int32_t arena_offset_kib; /* where the timed call's buffers start in the device arena */
     uint64_t seed;
 } bench_options;
 

@@ -71,12 +71,15 @@ static int measure_empty(bench_device *d, const sampling_plan *plan, int32_t gra
 static int measure_one_row(bench_device *d, const sampling_plan *plan, floor_figures *out) {
     row_ctx r = {NULL, NULL};
     const size_t bytes = (FLOOR_ROW_FLOATS + 1) * sizeof(float);
-    CUDA_TRY(cudaMalloc((void **)&r.row, bytes));
+    /* Where the route fixtures put their logits: the row is read from the
+     * addresses an E512 one-token call reads. */
+    r.row = arena_take(&d->arena, bytes, "the one-row floor's row");
+    if (r.row == NULL) return -1;
     r.out = r.row + FLOOR_ROW_FLOATS;
     int rc = cudaMemset(r.row, 0x3c, bytes) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
     const workload w = {"one-row floor", issue_one_row, &r, 1, 0, METRIC_KERNEL_SUM};
     if (rc == 0) rc = measure_cold(d, &w, plan, &out->one_row);
-    cudaFree(r.row);
+    arena_release_all(&d->arena);
     return rc;
 }
 

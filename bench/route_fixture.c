@@ -44,21 +44,29 @@ static int create_router(route_fixture *f, const fixture_spec *spec) {
     return 0;
 }
 
-static int allocate_outputs(route_fixture *f) {
+/* In the arena in a fixed order, the logits first: every build of the
+ * benchmark reads a shape's logits from the same addresses. */
+#define ARENA_TRY(ptr, a, bytes, what)                                       \
+    do {                                                                     \
+        if (((ptr) = arena_take((a), (bytes), (what))) == NULL) return -1; \
+    } while (0)
+
+static int allocate_buffers(route_fixture *f, device_arena *a) {
     const alphamoe_sizes *z = &f->sizes;
     alphamoe_buffers *b = &f->buffers;
     memset(b, 0, sizeof(*b));
     b->struct_size = sizeof(*b);
-    CUDA_TRY(cudaMalloc((void **)&b->topk_ids, alloc_bytes(z->topk_ids.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->topk_weights, alloc_bytes(z->topk_weights.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->sorted_token_ids, alloc_bytes(z->sorted_token_ids.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->expert_ids, alloc_bytes(z->expert_ids.bytes)));
-    CUDA_TRY(cudaMalloc((void **)&b->num_tokens_post_padded, alloc_bytes(z->num_tokens_post_padded.bytes)));
+    ARENA_TRY(f->logits, a, alloc_bytes(fixture_logits_bytes(f)), "the logits");
+    ARENA_TRY(b->topk_ids, a, alloc_bytes(z->topk_ids.bytes), "topk_ids");
+    ARENA_TRY(b->topk_weights, a, alloc_bytes(z->topk_weights.bytes), "topk_weights");
+    ARENA_TRY(b->sorted_token_ids, a, alloc_bytes(z->sorted_token_ids.bytes), "sorted_token_ids");
+    ARENA_TRY(b->expert_ids, a, alloc_bytes(z->expert_ids.bytes), "expert_ids");
+    ARENA_TRY(b->num_tokens_post_padded, a, alloc_bytes(z->num_tokens_post_padded.bytes), "num_tokens_post_padded");
     b->sorted_token_ids_capacity = z->sorted_token_ids.elements;
     b->expert_ids_capacity = z->expert_ids.elements;
     b->workspace_bytes = alloc_bytes(z->workspace.bytes);
-    /* cudaMalloc's 256-byte alignment covers the workspace's. */
-    CUDA_TRY(cudaMalloc(&b->workspace, b->workspace_bytes));
+    /* The arena's 4 KiB alignment covers the workspace's. */
+    ARENA_TRY(b->workspace, a, b->workspace_bytes, "the workspace");
     CUDA_TRY(cudaMemset(b->workspace, 0, b->workspace_bytes)); /* once, as the contract asks */
     return 0;
 }
@@ -72,7 +80,7 @@ static uint64_t splitmix64(uint64_t *state) {
 
 /* The correction bias and the expert map a flavour needs, on both sides:
  * a small random bias in [-0.1, 0.1); every (E / L)-th expert local. */
-static int make_flavour_inputs(route_fixture *f) {
+static int make_flavour_inputs(route_fixture *f, device_arena *a) {
     const int32_t E = f->spec.experts;
     alphamoe_buffers *b = &f->buffers;
     if (f->params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) {
@@ -81,7 +89,9 @@ static int make_flavour_inputs(route_fixture *f) {
         uint64_t state = 0x5eed;
         for (int32_t e = 0; e < E; ++e)
             f->host_bias[e] = ((float)(splitmix64(&state) >> 40) * 0x1.0p-24f - 0.5f) * 0.2f;
-        CUDA_TRY(cudaMalloc((void **)&b->correction_bias, (size_t)E * sizeof(float)));
+        float *bias = NULL;
+        ARENA_TRY(bias, a, (size_t)E * sizeof(float), "the correction bias");
+        b->correction_bias = bias;
         CUDA_TRY(cudaMemcpy((void *)b->correction_bias, f->host_bias, (size_t)E * sizeof(float), cudaMemcpyHostToDevice));
     }
     if (f->params.flags & ALPHAMOE_FLAG_EXPERT_MAP) {
@@ -90,38 +100,39 @@ static int make_flavour_inputs(route_fixture *f) {
         f->host_map = malloc((size_t)E * sizeof(int32_t));
         if (f->host_map == NULL) return -1;
         for (int32_t e = 0; e < E; ++e) f->host_map[e] = e % stride == 0 && e / stride < L ? e / stride : -1;
-        CUDA_TRY(cudaMalloc((void **)&b->expert_map, (size_t)E * sizeof(int32_t)));
+        int32_t *map = NULL;
+        ARENA_TRY(map, a, (size_t)E * sizeof(int32_t), "the expert map");
+        b->expert_map = map;
         CUDA_TRY(cudaMemcpy((void *)b->expert_map, f->host_map, (size_t)E * sizeof(int32_t), cudaMemcpyHostToDevice));
     }
     return 0;
 }
 
-int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_device *d) {
+int fixture_create(route_fixture *f, const fixture_spec *spec, bench_device *d) {
     memset(f, 0, sizeof(*f));
+    if (arena_in_use(&d->arena)) {
+        fprintf(stderr, BENCH_PROG ": a route fixture already holds the device arena\n");
+        return -1;
+    }
     f->spec = *spec;
+    f->arena = &d->arena;
     TRY(create_router(f, spec));
     f->selection.struct_size = sizeof(f->selection);
     ROUTER_TRY(alphamoe_router_select(f->router, spec->tokens, &d->attributes, &f->selection));
-    TRY(allocate_outputs(f));
-    TRY(make_flavour_inputs(f));
-    CUDA_TRY(cudaMalloc(&f->logits, alloc_bytes(fixture_logits_bytes(f))));
+    TRY(allocate_buffers(f, &d->arena));
+    TRY(make_flavour_inputs(f, &d->arena));
     CUDA_TRY(cudaDeviceSynchronize()); /* the workspace zeroing is done */
     return 0;
 }
 
 void fixture_destroy(route_fixture *f) {
     /* Teardown failures cannot change a figure any more: ignored. */
-    alphamoe_buffers *b = &f->buffers;
-    void *device[] = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids, b->num_tokens_post_padded,
-                      b->workspace, f->logits, (void *)b->correction_bias, (void *)b->expert_map};
-    for (size_t i = 0; i < sizeof(device) / sizeof(device[0]); ++i)
-        if (device[i]) cudaFree(device[i]);
+    if (f->arena) arena_release_all(f->arena);
     alphamoe_router_destroy(f->router);
     free(f->host_bias);
     free(f->host_map);
     memset(f, 0, sizeof(*f));
 }
-
 
 int fixture_fill_logits(route_fixture *f, uint64_t seed) {
     const int64_t n = fixture_logits_count(f);

@@ -38,9 +38,11 @@ typedef struct route_fixture {
     alphamoe_buffers buffers;     /* device */
     float *host_bias;             /* the flavour's correction bias, [experts], or NULL */
     int32_t *host_map;            /* the flavour's expert map, [experts], or NULL */
+    device_arena *arena;          /* holds every device buffer above */
 } route_fixture;
 
-int fixture_create(route_fixture *f, const fixture_spec *spec, const bench_device *d);
+/* Takes every device buffer from d's arena; one fixture at a time. */
+int fixture_create(route_fixture *f, const fixture_spec *spec, bench_device *d);
 void fixture_destroy(route_fixture *f);
 
 /* Uniform random logits in [-1, 1) from the seed (bf16 ones rounded to
