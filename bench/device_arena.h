@@ -4,7 +4,7 @@
  *
  * A cold read's latency on the H200 depends on the address: rows in some
  * 4 KiB granules arrive about 200 cycles later than in others, the same
- * granules every time (RESULTS "2026-12-02 (fifteenth run)", run 3).
+ * granules every time (RESULTS "2026-12-02 (fifteenth run)", run 2).
  * Buffers allocated per shape landed wherever the code loaded before them
  * left room, so two builds of the benchmark put the same call's logits at
  * different addresses and measured the same kernel up to 0.2 us apart.
