@@ -222,7 +222,8 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 // converted only once the row is about to be ranked (flavour.cuh,
 // load_half_bits); otherwise fp32 ones in the plain kernels.
 // kTokenAWarp: the warp holds at most one token (the plain tiny kernel),
-// so the loop over its tokens is not unrolled: one step's code, not two.
+// so the loop over its tokens is not unrolled, one step's code, not two,
+// and loads no next row.
 template <int S, bool kShared, bool kFlavoured, bool kHalfLogits = false, bool kTokenAWarp = false>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
                                               PairTally tally) {
@@ -268,7 +269,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     for (int32_t t = range.begin; t < range.end; ++t) {
         RowSlice<S> current = next;
         float shared_logit = next_shared;
-        if (t + 1 < range.end) {
+        if (!kTokenAWarp && t + 1 < range.end) {
             load_token_row(token_row<kAnyType>(a, t + 1), next, next_shared);
         }
         if (kHalfLogits) {
