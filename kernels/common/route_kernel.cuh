@@ -157,7 +157,7 @@ struct NoEarlyReads {
 // general plan's code, laid out between the ranking and the few-token
 // plan, cost those calls far jumps. Measured on the H200
 // (bench/RESULTS.md): E512 eight tokens with cold code 3.30 to 2.91 us
-// (shared-expert mode 3.17 to 2.91), E8 16 tokens 0.06 to 0.10 slower.
+// (shared-expert mode 3.17 to 2.91), E8 16 tokens 0.03 to 0.06 slower.
 // kSlots: the row width, slots per lane (the host chose the entry point
 // by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
 // one-token entry point, where the CTA ranks a one-token call.
