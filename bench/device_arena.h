@@ -37,8 +37,8 @@ void arena_close(device_arena *a);
 void *arena_take(device_arena *a, size_t bytes, const char *what);
 void arena_release_all(device_arena *a);
 bool arena_in_use(const device_arena *a);
-/* Moves where the first buffer goes, to measure a call at other addresses;
- * a multiple of 4 KiB. */
+/* Moves where the first buffer goes, to measure a call at other addresses
+ * (rounded up to 4 KiB, as every buffer is). */
 void arena_set_origin(device_arena *a, size_t origin);
 
 #endif
