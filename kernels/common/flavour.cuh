@@ -105,9 +105,9 @@ __device__ __forceinline__ float half_negative_infinity_bits(int32_t logits_type
 // load_row_slice's 16-bit slots, as bits, loaded the way fp32 rows are:
 // one address at constant offsets, and slots past the candidates load
 // nothing and hold the bits of -inf. An address per slot (min(i * 32 +
-// lane, n - 1)) cost a row of 16 slots about 50 more instructions a token (E512 16384
-// tokens of bf16 logits: 11.4 million warp instructions against fp32's
-// 9.0). Measured on the H200 with widen_half_row's one branch
+// lane, n - 1)) cost a row of 16 slots about 50 more instructions a token
+// (E512 16384 tokens of bf16 logits: 11.4 million warp instructions
+// against fp32's 9.0). Measured on the H200 with widen_half_row's one branch
 // (bench/RESULTS.md): bf16 logits at E512 16384 tokens 19.30 to 17.19 us,
 // 4096 tokens 8.70 to 8.32, E256 8192 tokens 9.69 to 9.39; in the
 // flavoured large kernel, DeepSeek-V3 over bf16 logits at 4096 tokens
