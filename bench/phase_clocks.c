@@ -3,9 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Mirrors kWsPhaseClockWord, kPhaseClockCount, kWsCtaTimerWord and
- * kMaxGridCtas in kernels/route_args.h. */
-enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7, CTA_TIMER_WORD = 278656, MAX_GRID_CTAS = 256 };
+/* Mirrors kWsPhaseClockWord, kPhaseClockCount, kWsCountTableWord and
+ * kMaxGridCtas in kernels/route_args.h: the CTAs' stamps follow the count
+ * table, kMaxGridCtas words an expert. */
+enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7, COUNT_TABLE_WORD = 278656, MAX_GRID_CTAS = 256 };
 enum { CTA_TIMER_STAMPS = 4 };
 
 static const char *const kCtaTimerNames[CTA_TIMER_STAMPS] = {"entry", "tokens counted", "counts exchanged",
@@ -85,6 +86,9 @@ static const char *const kPhaseNames[PHASE_CLOCK_COUNT - 1] = {
 
 int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const float *logits,
                         const alphamoe_buffers *buffers, cudaStream_t stream) {
+    alphamoe_params params = {0};
+    params.struct_size = sizeof(params);
+    if (alphamoe_router_get_params(router, &params) != ALPHAMOE_OK) return -1;
     int device = 0, l2_bytes = 0, clock_khz = 0;
     cudaGetDevice(&device);
     cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device);
@@ -94,10 +98,10 @@ int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const
     if (cudaMalloc(&flush, flush_bytes) != cudaSuccess) return -1;
     long long stamps[PHASE_CLOCK_COUNT] = {0};
     static unsigned long long cta_stamps[MAX_GRID_CTAS * CTA_TIMER_STAMPS];
-    char *cta_timers = (char *)buffers->workspace + (size_t)CTA_TIMER_WORD * 4;
+    const size_t timer_word = COUNT_TABLE_WORD + (size_t)params.num_experts * MAX_GRID_CTAS;
+    char *cta_timers = (char *)buffers->workspace + timer_word * 4;
     int rc = -1;
-    /* The CTAs' stamps cover the count table: zero marks a CTA the grid
-     * does not have. */
+    /* Zero marks a CTA the grid does not have. */
     if (cudaMemsetAsync(cta_timers, 0, sizeof(cta_stamps), stream) == cudaSuccess &&
         cudaMemsetAsync(flush, 1, flush_bytes, stream) == cudaSuccess &&
         alphamoe_route(router, num_tokens, logits, buffers, stream) == ALPHAMOE_OK &&

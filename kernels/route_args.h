@@ -141,10 +141,17 @@ static_assert(kWsExchangeSetWords % 32 == 0, "sets start 128-byte aligned");
 // kMaxGridCtas rows of at most E.
 constexpr int kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
-// Profiling builds: 4 global-timer stamps per CTA (int64) over the count
-// table, at least kMaxGridCtas * 8 words long when E >= 8.
-constexpr int kWsCtaTimerWord = kWsCountTableWord;
-static_assert(kWsCtaTimerWord == 278656, "bench/phase_clocks.c mirrors this word");
+static_assert(kWsCountTableWord == 278656, "bench/phase_clocks.c mirrors this word");
+// Profiling builds (phase_clocks): 4 global-timer stamps per CTA (int64)
+// after the count table, in words only their workspaces have. Over the
+// table, the stamps of CTAs done with the exchange overwrote counts that
+// small's cooperative grid had still to read.
+constexpr int kCtaTimerWords = kMaxGridCtas * 8;
+#if defined(ALPHAMOE_PHASE_CLOCKS) && ALPHAMOE_PHASE_CLOCKS
+constexpr int kProfilingWords = kCtaTimerWords;
+#else
+constexpr int kProfilingWords = 0;
+#endif
 
 // How the large kernel groups a grid of num_ctas CTAs: ceil(sqrt(n)) groups
 // of consecutive CTAs, the last perhaps smaller, so at most kMaxCtaGroups
@@ -173,8 +180,13 @@ ALPHAMOE_HOST_DEVICE inline bool group_sums_hold(const CtaGrouping &g, int32_t t
     return static_cast<int64_t>(g.size) * tokens_per_cta * top_k < kMaxGroupSumPairs;
 }
 
-ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
+// The first word past the count table of a router of num_experts experts.
+ALPHAMOE_HOST_DEVICE inline int64_t count_table_end_word(int32_t num_experts) {
     return kWsCountTableWord + static_cast<int64_t>(num_experts) * kMaxGridCtas;
+}
+
+ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
+    return count_table_end_word(num_experts) + kProfilingWords;
 }
 
 struct RouteArgs {

@@ -40,17 +40,17 @@ __device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, 
 // Profiling builds: CTA 0's SM clock at every phase boundary, and thread 0
 // of every CTA stamps the global timer (ns, one clock for all SMs) at
 // entry, once the CTA's tokens are counted, once the counts are exchanged
-// and at the end (phases 0, 3, 4 and 6): 4 int64 values per CTA at
-// kWsCtaTimerWord, which with E >= 8 the count table (small's
-// cooperative grid alone uses it) holds.
+// and at the end (phases 0, 3, 4 and 6): 4 int64 values per CTA, past the
+// count table (kProfilingWords, route_args.h).
 __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
     if (blockIdx.x == 0 && threadIdx.x == 0)
         reinterpret_cast<long long *>(a.workspace + kWsPhaseClockWord)[phase] = clock64();
     const int slot = phase == 0 ? 0 : phase == 3 ? 1 : phase == 4 ? 2 : phase == 6 ? 3 : -1;
-    if (slot >= 0 && threadIdx.x == 0 && a.num_experts >= 8) {
+    if (slot >= 0 && threadIdx.x == 0) {
         unsigned long long now;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        reinterpret_cast<unsigned long long *>(a.workspace + kWsCtaTimerWord)[blockIdx.x * 4 + slot] = now;
+        uint32_t *timers = a.workspace + count_table_end_word(a.num_experts);
+        reinterpret_cast<unsigned long long *>(timers)[blockIdx.x * 4 + slot] = now;
     }
 }
 #else
