@@ -151,11 +151,10 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
                 __syncthreads();
             }
             // Every lane of a warp that holds an expert polls, a lane past
-            // the last expert on expert 0's words, for nothing: with fewer
-            // than 32 experts a warp only partly in the loop cost the
-            // CTA's placement about 1,200 cycles more after it, E8 to E24
-            // 0.45 to 0.7 us a call from 192 tokens on (H200,
-            // bench/RESULTS.md).
+            // the last expert on expert 0's words, for nothing: a warp only
+            // partly in the loop (fewer than 32 experts, or 60) costs the
+            // CTA's placement about 1,200 cycles more after it, 0.45 to
+            // 0.75 us a call from 192 tokens on (H200, bench/RESULTS.md).
             if ((e & ~31) < L) {
                 int32_t all = 0, before = 0;
                 read_counts(set, g, e < L ? e : 0, &all, &before);

@@ -143,9 +143,9 @@ constexpr int kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
 static_assert(kWsCountTableWord == 278656, "bench/phase_clocks.c mirrors this word");
 // Profiling builds (phase_clocks): 4 global-timer stamps per CTA (int64)
-// after the count table, in words only their workspaces have. Over the
-// table, the stamps of CTAs done with the exchange overwrote counts that
-// small's cooperative grid had still to read.
+// after the count table, in words only their workspaces have: over the
+// table, a CTA done with the exchange would overwrite counts that small's
+// cooperative grid has still to read.
 constexpr int kCtaTimerWords = kMaxGridCtas * 8;
 #if defined(ALPHAMOE_PHASE_CLOCKS) && ALPHAMOE_PHASE_CLOCKS
 constexpr int kProfilingWords = kCtaTimerWords;
