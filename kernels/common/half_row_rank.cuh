@@ -37,8 +37,8 @@ constexpr bool kHalfRowThresholdRanks = S >= 4;
 // bits (rank_id_bits, warp_topk.cuh). The key is 0x8000 plus the logit's
 // magnitude for a positive logit and minus it for a negative one, so both
 // zeros get 0x8000 (they compare equal); a candidate reaches a threshold
-// above -inf, so it is never NaN. x is the logit widened from its 16 bits (exact), and
-// narrowed back here without loss.
+// above -inf, so it is never NaN. x is the logit widened from its 16 bits
+// (exact), and narrowed back here without loss.
 __device__ __forceinline__ uint32_t half_rank_value(float x, int32_t logits_type, int32_t id) {
     uint32_t bits;
     if (logits_type == kLogitsBf16) {
