@@ -151,18 +151,12 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
                 __syncthreads();
             }
             // Every lane of a warp that holds an expert polls, a lane past
-            // the last expert on expert 0's words, for nothing: a warp only
-            // partly in the loop (fewer than 32 experts, or 60) costs the
-            // CTA's placement about 1,200 cycles more after it, 0.45 to
-            // 0.75 us a call from 192 tokens on (H200, bench/RESULTS.md).
-            if ((e & ~31) < L) {
-                int32_t all = 0, before = 0;
-                read_counts(set, g, e < L ? e : 0, &all, &before);
-                if (e < L) {
-                    *total = all;
-                    *earlier = before;
-                }
-            }
+            // the last expert on that expert's words: a warp only partly in
+            // the loop (fewer than 32 experts, or 60) costs the CTA's
+            // placement about 1,200 cycles more after it, 0.45 to 0.75 us a
+            // call from 192 tokens on (H200, bench/RESULTS.md). Such a
+            // lane's sums are read nowhere: the plan reads them below L.
+            if ((e & ~31) < L) read_counts(set, g, min(e, L - 1), total, earlier);
             // Expert 0's sums are complete: every CTA has sent its counts.
             if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(phase_word, (phase_bit ^ 1u) << 31);
             // The other set, for the next call: no CTA of this call uses it.
