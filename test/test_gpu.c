@@ -700,15 +700,19 @@ static void gpu_sanitizer_sweep(void **state) {
     /* One shape per row width (1, 2, 4, 8 and 16 slots), so every entry
      * point of every plain kernel runs under the tool (the staged ones
      * below): tiny's at one token and at 9 (a token a warp, the calls it
-     * takes), and forced beyond them (the flavoured tiny kernel's). */
+     * takes), and forced beyond them (the flavoured tiny kernel's). 5
+     * tokens at block_m 8 take the token warps' plan (few_token_plan.cuh),
+     * with the whole CTA where the tail is filled, the token warps alone
+     * where it is not (shared-expert mode here). */
     static const int32_t shapes[][3] = {{16, 4, 16}, {64, 6, 16}, {128, 8, 64}, {256, 8, 16}, {512, 10, 8}};
-    static const int32_t tokens[] = {1, 9, 37, 300};
+    static const int32_t tokens[] = {1, 5, 9, 37, 300};
     for (int s = 0; s < COUNT(shapes); ++s)
         for (int t = 0; t < COUNT(tokens); ++t)
             for (int force = ALPHAMOE_SPECIALIZATION_TINY; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
                 for (int shared = 0; shared < 2; ++shared) {
+                    const uint32_t tail = tokens[t] == 5 && shared ? 0u : ALPHAMOE_FLAG_TAIL_FILL;
                     route_case c = {shapes[s][0], shapes[s][1], shapes[s][2], tokens[t], 0,
-                                    ALPHAMOE_FLAG_TAIL_FILL | (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u),
+                                    tail | (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u),
                                     force, LOGITS_QUANTIZED, 0, 1, 0};
                     run_case(&c, &rng);
                 }

@@ -647,7 +647,8 @@ static void gpu_flavours_staged_half_logits(void **state) {
 static void gpu_flavours_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(106);
-    static const int32_t tokens[] = {1, 37, 300};
+    /* 5 tokens: the flavoured tiny kernel's few-token plan. */
+    static const int32_t tokens[] = {1, 5, 37, 300};
     for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
         const flavour *f = &kFlavours[fi];
         /* The flavours' own E give rows of 1, 2, 8 and 16 slots; the others
@@ -665,7 +666,7 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
                     route_case c = {f, widths[w], k, 8, tokens[t], 0, ALPHAMOE_FLAG_TAIL_FILL, force,
                                     LOGITS_QUANTIZED, BIAS_TIES, 1};
                     /* The shared-expert kernels too, where the flavour allows it. */
-                    if (f->scoring == SMX && f->groups == 0 && k >= 2 && t == 1)
+                    if (f->scoring == SMX && f->groups == 0 && k >= 2 && tokens[t] == 37)
                         c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
                     run_case(&c, &rng);
                 }

@@ -108,7 +108,7 @@ __device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared
 // (Marking each token as soon as its warp has ranked it, with the masks
 // cleared behind a barrier before the ranking, measured no faster: 0.03
 // to 0.2 us slower at E512 M8, bench/RESULTS.md.)
-__device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShared &sh) {
+__device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, CtaShared &sh) {
     const int e = threadIdx.x;
     const int warp = e >> 5;
     const int lane = e & 31;
@@ -152,6 +152,103 @@ __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShar
         if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
     }
     if (a.flags & kFlagTailFill) fill_tail(a, live_length, live_blocks, e, kBlockThreads);
+}
+
+// Where block_m >= M every chosen expert's group is one block, whose first
+// position is block_m times the number of chosen experts below it. Each
+// token warp marked its pairs in the token bits and in a bit per chosen
+// expert as it ranked its token (kTallyChosenBits; the words were cleared
+// behind a CTA barrier while the rows loaded). Once the token warps meet
+// at a named barrier, each places its own pairs: a scan of the 16 words'
+// population counts, then one shuffle of the word and one of its scan for
+// each pair; the expert's first token writes its block id and its
+// padding. No barrier of the whole CTA, and no warp but the token warps:
+// the CTA's plan spent about 1,900 cycles on 2 to 8 tokens in its chain
+// of barriers, scan and stores (bench/RESULTS.md).
+
+constexpr int kPlanBarrier = 1;  // a named barrier; 0 is __syncthreads'
+constexpr int kChosenWords = kMaxExperts / 32;
+constexpr int32_t kTokenWarpsPlanMaxBlockM = 8;
+
+// Whether a call of 2 to 16 tokens (a token a warp, every expert planned)
+// takes the token warps' plan: one block an expert, and paddings short
+// enough for a lane's own loop. Measured on the H200 (bench/RESULTS.md),
+// against the CTA's plan: E512 8 tokens block_m 8 0.15 us faster; at
+// block_m 64, E8 16 tokens 0.26 us and DeepSeek-V3 8 tokens 1.95 us
+// slower (0.10 and 1.09 with the paddings spread over the warp).
+__device__ __forceinline__ bool token_warps_plan_holds(const RouteArgs &a) {
+    return a.num_tokens <= a.block_m && a.block_m <= kTokenWarpsPlanMaxBlockM;
+}
+
+// Every warp of the CTA, once it has ranked its token if it holds one
+// (kTallyChosenBits).
+__device__ __forceinline__ void write_few_token_plan_by_token_warps(const RouteArgs &a, CtaShared &sh) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int M = a.num_tokens;
+    const int k = a.top_k;
+    const int E = a.plan_experts;
+    const int32_t bm = a.block_m;
+    // The tail fill needs the whole CTA; otherwise the token warps alone.
+    const bool tail_fill = (a.flags & kFlagTailFill) != 0;
+    const int warps = tail_fill ? kWarpsPerBlock : M;
+    if (warp >= warps) return;
+    asm volatile("bar.sync %0, %1;" ::"n"(kPlanBarrier), "r"(warps * 32) : "memory");
+    const bool pair_lane = warp < M && lane < k;
+    const int32_t x = pair_lane ? sh.pair_ids[warp][lane] : 0;
+    const uint32_t tokens = sh.token_mask[x];
+    const uint32_t word = lane < kChosenWords ? sh.chosen_experts[lane] : 0u;
+    int32_t inclusive = __popc(word);
+#pragma unroll
+    for (int offset = 1; offset < kChosenWords; offset <<= 1) {
+        const int32_t up = __shfl_up_sync(kFullMask, inclusive, offset);
+        if (lane >= offset) inclusive += up;
+    }
+    const int32_t word_first_block = inclusive - __popc(word);
+    const int32_t live_blocks = __shfl_sync(kFullMask, inclusive, kChosenWords - 1);
+    const int32_t live_length = live_blocks * bm;
+    const uint32_t x_word = __shfl_sync(kFullMask, word, x >> 5);
+    const int32_t block =
+        __shfl_sync(kFullMask, word_first_block, x >> 5) + __popc(x_word & ((1u << (x & 31)) - 1u));
+    if (pair_lane) {
+        const uint32_t earlier_tokens = tokens & ((1u << warp) - 1u);
+        const int32_t start = block * bm;
+        const int32_t pos = start + __popc(earlier_tokens);
+        const int32_t p = warp * k + lane;
+        a.sorted_token_ids[pos] = p;
+        if (a.pair_to_sorted) a.pair_to_sorted[p] = pos;
+        if (earlier_tokens == 0u) {  // the expert's first token: its block and padding
+            a.expert_ids[block] = x;
+            const int32_t sentinel = M * k;
+#pragma unroll 1
+            for (int32_t q = start + __popc(tokens); q < start + bm; ++q) a.sorted_token_ids[q] = sentinel;
+        }
+    }
+    if (threadIdx.x == 0) {
+        *a.num_tokens_post_padded = live_length;
+        if (a.expert_offsets) a.expert_offsets[E] = live_length;
+    }
+    if (a.expert_counts || a.expert_offsets) {
+        // Expert 32 w + lane is bit lane of chosen word w.
+#pragma unroll 1
+        for (int w = warp; w * 32 < E; w += warps) {
+            const uint32_t bits = __shfl_sync(kFullMask, word, w);
+            const int32_t first = __shfl_sync(kFullMask, word_first_block, w) + __popc(bits & ((1u << lane) - 1u));
+            const int32_t e = w * 32 + lane;
+            if (e < E) write_expert_table_entry(a, e, __popc(sh.token_mask[e]), first * bm);
+        }
+    }
+    if (tail_fill) fill_tail(a, live_length, live_blocks, threadIdx.x, kBlockThreads);
+}
+
+// Every thread of the CTA, once the warps have ranked their tokens;
+// token_warps: where token_warps_plan_holds, in the plain kernels, whose
+// tokens were ranked with kTallyChosenBits.
+__device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShared &sh, bool token_warps) {
+    if (token_warps)
+        write_few_token_plan_by_token_warps(a, sh);
+    else
+        write_few_token_plan_by_cta(a, sh);
 }
 
 }  // namespace alphamoe

@@ -53,6 +53,9 @@ struct CtaShared {
     int32_t offset[kMaxExperts + 1];  // padded group starts; [E] = live length
     int32_t total[kMaxExperts];       // pairs per expert over the whole call
     int32_t scan_scratch[kWarpsPerBlock];
+    // Chosen-expert bits (the tiny kernel's few-token plan where every
+    // group is one block): bit e % 32 of word e / 32, expert e has a pair.
+    uint32_t chosen_experts[kMaxExperts / 32];
 };
 
 // floor(n / block_m) for 0 <= n < 2^31 (every position and count of a plan,
@@ -63,9 +66,11 @@ __device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n)
 
 // How phase 1 tallies a ranked token's pairs for the plan: not at all (the
 // few-token plans read pair_ids), in per-warp rows of counts (with each
-// pair's rank kept in pair_ids as well: the staged entry points), or as
-// token bits (a bit per warp in each of its experts' words).
-enum PairTally { kTallyNone, kTallyRows, kTallyRankedRows, kTallyBits };
+// pair's rank kept in pair_ids as well: the staged entry points), as
+// token bits (a bit per warp in each of its experts' words), or as token
+// bits and a bit per chosen expert (the few-token plan of one block an
+// expert).
+enum PairTally { kTallyNone, kTallyRows, kTallyRankedRows, kTallyBits, kTallyChosenBits };
 
 struct TokenRange {
     int32_t begin;
@@ -156,7 +161,8 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // values, key_value). row: the token's logits as the lane holds them (the
 // flavours' full softmax reads them). sum_terms: where given, the weights'
 // sum is taken through these 16 words of shared memory (sum_of_16_lanes).
-template <int S, bool kShared, bool kFlavoured>
+// kChosenBits: the kernel may tally kTallyChosenBits (the plain tiny one).
+template <int S, bool kShared, bool kFlavoured, bool kChosenBits = false>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
                                             float chosen, float largest, PairTally tally,
@@ -204,7 +210,11 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
             else
                 sh.warp_counts[warp][local] += 1;
         }
-        if (tally == kTallyBits && (!kFlavoured || local >= 0)) atomicOr(&sh.token_mask[local], 1u << warp);
+        const bool chosen_bits = kChosenBits && tally == kTallyChosenBits;
+        if ((tally == kTallyBits || chosen_bits) && (!kFlavoured || local >= 0)) {
+            atomicOr(&sh.token_mask[local], 1u << warp);
+            if (chosen_bits) atomicOr(&sh.chosen_experts[local >> 5], 1u << (local & 31));
+        }
         const int32_t j = j0 + lane;
         if (j < kPairIdsPerWarp) sh.pair_ids[warp][j] = static_cast<int16_t>(kept);
     }
@@ -214,16 +224,16 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 // Phase 1: rank each token of the warp's range, write its ids and weights,
 // and tally its pairs per (local) expert as `tally` says (the few-token
 // plans place pairs from pair_ids alone). Every thread of the CTA calls it
-// where tally is kTallyBits: the words are cleared behind a CTA barrier
-// while the first rows load. The next token's
-// logits are loaded while the current one is ranked, so a warp always has
+// where tally is kTallyBits or kTallyChosenBits: the words are cleared
+// behind a CTA barrier while the first rows load. The next token's logits
+// are loaded while the current one is ranked, so a warp always has
 // a row in flight. Without kFlavoured: the renormalized softmax over all
 // experts only, none of the flavours' steps. kHalfLogits: 16-bit logits,
 // converted only once the row is about to be ranked (flavour.cuh,
 // load_half_bits); otherwise fp32 ones in the plain kernels.
 // kTokenAWarp: the warp holds at most one token (the plain tiny kernel),
 // so the loop over its tokens is not unrolled, one step's code, not two,
-// and loads no next row.
+// and loads no next row; only then may tally be kTallyChosenBits.
 template <int S, bool kShared, bool kFlavoured, bool kHalfLogits = false, bool kTokenAWarp = false>
 __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh, TokenRange range,
                                               PairTally tally) {
@@ -252,8 +262,12 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
     }
     if (tally == kTallyRows || tally == kTallyRankedRows)
         for (int e = lane; e < a.num_experts; e += 32) sh.warp_counts[warp][e] = 0;
-    if (tally == kTallyBits) {
+    // Chosen bits only in the plain tiny kernel (kTokenAWarp), whose plan
+    // reads them: no code for them elsewhere.
+    const bool chosen_bits = kTokenAWarp && tally == kTallyChosenBits;
+    if (tally == kTallyBits || chosen_bits) {
         clear_token_masks(sh);
+        if (chosen_bits && threadIdx.x < kMaxExperts / 32) sh.chosen_experts[threadIdx.x] = 0u;
         __syncthreads();
     } else {
         __syncwarp();
@@ -299,8 +313,8 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         } else {
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
-        write_token<S, kShared, kFlavoured>(a, sh, t, (t - range.begin) * a.top_k, current, shared_logit, id,
-                                            chosen, largest, tally);
+        write_token<S, kShared, kFlavoured, kTokenAWarp>(a, sh, t, (t - range.begin) * a.top_k, current,
+                                                         shared_logit, id, chosen, largest, tally);
     }
 }
 

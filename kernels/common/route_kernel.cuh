@@ -122,7 +122,7 @@ __device__ __forceinline__ bool prefetch_cta_token_rows(const RouteArgs &a) {
 // logits 2.03 to 1.95 (2.79 to 2.05), DeepSeek-V3 3.26 to 3.15 (4.10 to
 // 3.94).
 __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaShared &sh, bool one_token_plan,
-                                                      bool cta_ranked) {
+                                                      bool cta_ranked, bool token_warps_plan = false) {
     phase_clock(a, 2);
     phase_clock(a, 3);
     phase_clock(a, 4);
@@ -130,7 +130,7 @@ __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaSha
         if (threadIdx.x < 32 && !cta_ranked) write_one_token_blocks(a, sh);
         if (a.expert_counts || a.expert_offsets) write_one_token_expert_table(a, sh);
     } else {
-        write_few_token_plan(a, sh);
+        write_few_token_plan(a, sh, token_warps_plan);
     }
     phase_clock(a, 5);
     phase_clock(a, 6);
@@ -201,6 +201,11 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // host sends the plain calls of more tokens to the flavoured one.
     const bool few_token_plan = kFewTokensOnly || (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock);
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
+    // The plain kernels' few-token plan of one block an expert marks chosen
+    // experts as the tokens are ranked (few_token_plan.cuh). Not in the
+    // flavoured kernels: DeepSeek-V3 8 tokens, which keeps the CTA's plan
+    // (block_m 64), measured 0.14 us slower with its code built in.
+    const bool chosen_bits = !kFlavoured && few_token_plan && !one_token_plan && token_warps_plan_holds(a);
     const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && !token_bits &&
                               pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
@@ -215,14 +220,15 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     }
     if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
     if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-    if (few_token_plan && !one_token_plan) clear_token_masks(sh);
+    if (few_token_plan && !one_token_plan && !chosen_bits) clear_token_masks(sh);
     select_tokens<kSlots, kShared, kFlavoured, kHalfLogits, kFewTokensOnly>(a, sh, warp_range,
-                                                                            few_token_plan ? kTallyNone
+                                                                            chosen_bits    ? kTallyChosenBits
+                                                                            : few_token_plan ? kTallyNone
                                                                             : token_bits   ? kTallyBits
                                                                             : staged_pairs ? kTallyRankedRows
                                                                                            : kTallyRows);
     if (few_token_plan) {
-        finish_few_token_call(a, sh, one_token_plan, false);
+        finish_few_token_call(a, sh, one_token_plan, false, chosen_bits);
         return;
     }
     phase_clock(a, 2);
