@@ -162,9 +162,9 @@ __device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, 
 // at a named barrier, each places its own pairs: a scan of the 16 words'
 // population counts, then one shuffle of the word and one of its scan for
 // each pair; the expert's first token writes its block id and its
-// padding. No barrier of the whole CTA, and no warp but the token warps:
-// the CTA's plan spent about 1,900 cycles on 2 to 8 tokens in its chain
-// of barriers, scan and stores (bench/RESULTS.md).
+// padding. No barrier of the whole CTA after the ranking, and no warp but
+// the token warps: the CTA's plan spent about 1,900 cycles on 2 to 8
+// tokens in its chain of barriers, scan and stores (bench/RESULTS.md).
 
 constexpr int kPlanBarrier = 1;  // a named barrier; 0 is __syncthreads'
 constexpr int kChosenWords = kMaxExperts / 32;
@@ -173,9 +173,10 @@ constexpr int32_t kTokenWarpsPlanMaxBlockM = 8;
 // Whether a call of 2 to 16 tokens (a token a warp, every expert planned)
 // takes the token warps' plan: one block an expert, and paddings short
 // enough for a lane's own loop. Measured on the H200 (bench/RESULTS.md),
-// against the CTA's plan: E512 8 tokens block_m 8 0.15 us faster; at
-// block_m 64, E8 16 tokens 0.26 us and DeepSeek-V3 8 tokens 1.95 us
-// slower (0.10 and 1.09 with the paddings spread over the warp).
+// against the CTA's plan: E512 8 tokens at block_m 8 0.13 to 0.19 us
+// faster (shared-expert mode 0.08 to 0.16, cold code 0.19); at block_m
+// 64, E8 16 tokens 0.26 us and DeepSeek-V3 8 tokens 1.95 us slower (0.10
+// and 1.09 with the paddings spread over the warp).
 __device__ __forceinline__ bool token_warps_plan_holds(const RouteArgs &a) {
     return a.num_tokens <= a.block_m && a.block_m <= kTokenWarpsPlanMaxBlockM;
 }

@@ -226,11 +226,11 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
 // plans place pairs from pair_ids alone). Every thread of the CTA calls it
 // where tally is kTallyBits or kTallyChosenBits: the words are cleared
 // behind a CTA barrier while the first rows load. The next token's logits
-// are loaded while the current one is ranked, so a warp always has
-// a row in flight. Without kFlavoured: the renormalized softmax over all
-// experts only, none of the flavours' steps. kHalfLogits: 16-bit logits,
-// converted only once the row is about to be ranked (flavour.cuh,
-// load_half_bits); otherwise fp32 ones in the plain kernels.
+// are loaded while the current one is ranked, so a warp always has a row
+// in flight. Without kFlavoured: the renormalized softmax over all experts
+// only, none of the flavours' steps. kHalfLogits: 16-bit logits, converted
+// only once the row is about to be ranked (flavour.cuh, load_half_bits);
+// otherwise fp32 ones in the plain kernels.
 // kTokenAWarp: the warp holds at most one token (the plain tiny kernel),
 // so the loop over its tokens is not unrolled, one step's code, not two,
 // and loads no next row; only then may tally be kTallyChosenBits.

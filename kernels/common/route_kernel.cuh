@@ -201,10 +201,10 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // host sends the plain calls of more tokens to the flavoured one.
     const bool few_token_plan = kFewTokensOnly || (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock);
     const bool one_token_plan = few_token_plan && a.num_tokens == 1;
-    // The plain kernels' few-token plan of one block an expert marks chosen
-    // experts as the tokens are ranked (few_token_plan.cuh). Not in the
-    // flavoured kernels: DeepSeek-V3 8 tokens, which keeps the CTA's plan
-    // (block_m 64), measured 0.14 us slower with its code built in.
+    // The plain tiny kernel's few-token plan of one block an expert marks
+    // chosen experts as the tokens are ranked (few_token_plan.cuh). Not in
+    // the flavoured kernels: DeepSeek-V3 8 tokens, which keeps the CTA's
+    // plan (block_m 64), measured 0.14 us slower with its code built in.
     const bool chosen_bits = !kFlavoured && few_token_plan && !one_token_plan && token_warps_plan_holds(a);
     const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && !token_bits &&
                               pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
