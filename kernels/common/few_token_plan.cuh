@@ -106,8 +106,9 @@ __device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared
 
 // Every thread of the CTA calls it once the warps have ranked their tokens.
 // (Marking each token as soon as its warp has ranked it, with the masks
-// cleared behind a barrier before the ranking, measured no faster: 0.03
-// to 0.2 us slower at E512 M8, bench/RESULTS.md.)
+// cleared behind a barrier before the ranking, measured no faster here:
+// 0.03 to 0.2 us slower at E512 M8, bench/RESULTS.md. It pays in the
+// token warps' plan below, which drops this plan's barriers after it.)
 __device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, CtaShared &sh) {
     const int e = threadIdx.x;
     const int warp = e >> 5;
