@@ -92,7 +92,7 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     // Token bits in the flavoured kernel too: its calls are of at most 16
     // tokens a CTA but where a grid is forced small. It stages no pairs
     // (stage): the cluster's published counts share the list's space.
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, true, false, kHalfLogits>(
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, true, false, kHalfLogits, true>(
         a, sh, [&](int32_t count, int32_t *total, int32_t *earlier, auto /*stage*/) {
             if (one_cluster)
                 exchange_in_cluster(a, sh, count, total, earlier);

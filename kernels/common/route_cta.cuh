@@ -313,8 +313,12 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         } else {
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
+        // A warp of one token ranks nothing after it: the weights' sum goes
+        // through its scratch, as in the one-token rankings (E512 8 tokens
+        // 0 to 0.08 us faster on the H200, bench/RESULTS.md).
+        float *sum_terms = kTokenAWarp ? reinterpret_cast<float *>(sh.rank_scratch[warp].gathered.value) : nullptr;
         write_token<S, kShared, kFlavoured, kTokenAWarp>(a, sh, t, (t - range.begin) * a.top_k, current,
-                                                         shared_logit, id, chosen, largest, tally);
+                                                         shared_logit, id, chosen, largest, tally, sum_terms);
     }
 }
 
@@ -603,7 +607,17 @@ struct StagedPairs {
 // With token bits the block map is written before the barrier the pairs
 // wait for anyway; per-warp rows of counts hold the map's space until the
 // pairs are placed. Staged pairs are copied from their list.
-template <bool kFlavoured>
+// kFewBlocksScan: where no expert can hold more than 3 blocks, the block
+// scan takes a ballot per bit of that bound (block_scan.cuh) instead of
+// its chain of five shuffles. Measured on the H200 (bench/RESULTS.md), in
+// the small kernel: E128 64 tokens -0.03 to -0.06 us, E256 64 tokens 0 to
+// -0.03, DeepSeek-V3 128 tokens with cold code -0.05. Up to 31 blocks it
+// was slower (E512 128 tokens +0.11 to +0.14 us), and with its code built
+// into the large kernel, unused, so was E256 1024 tokens (+0.05 to +0.09):
+// only the small kernel has it.
+constexpr int kFewBlocksScanMaxBits = 2;
+
+template <bool kFlavoured, bool kFewBlocksScan = false>
 __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
                                                   int32_t total, int32_t earlier_ctas, bool token_bits,
                                                   const StagedPairs &staged) {
@@ -615,7 +629,13 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     // ceil(total / bm), as (total - 1) / bm + 1: the divisor takes
     // numerators below 2^31, and total - 1 is (total + bm - 1 may not be).
     g.blocks = e < a.plan_experts && total > 0 ? block_m_divide(a, total - 1) + 1 : 0;
-    g.first_block = block_exclusive_scan(g.blocks, sh.scan_scratch, &g.live_blocks);
+    // An expert holds at most M pairs (a token's ids are distinct), M k
+    // under an expert map, which may give several of them one local id.
+    const int32_t most_pairs = (a.flags & kFlagExpertMap) ? a.num_tokens * a.top_k : a.num_tokens;
+    const int most_blocks_bits = 32 - __clz(block_m_divide(a, most_pairs - 1) + 1);
+    g.first_block = kFewBlocksScan && most_blocks_bits <= kFewBlocksScanMaxBits
+                        ? block_exclusive_scan_below_32(g.blocks, sh.scan_scratch, &g.live_blocks, most_blocks_bits)
+                        : block_exclusive_scan(g.blocks, sh.scan_scratch, &g.live_blocks);
     // Where most groups are long (few experts, many tokens), walking the
     // runs costs less than mapping every block (E8 4096 tokens, 17 blocks
     // an expert: 0.3 us on the H200); the bound also keeps the map within

@@ -167,9 +167,11 @@ struct NoEarlyReads {
 // the pairs where pairs_staged holds (route_args.h); elsewhere no staging
 // code is built in. kHalfLogits: the entry points for 16-bit logits
 // (select_tokens; one token the CTA ranks: select_one_token_by_cta).
+// kFewBlocksScan: the block scan by ballots where every expert holds few
+// blocks (place_pairs; the small kernel).
 template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
-          bool kFlavouredTokenBits = false, bool kStagedPairs = false, bool kHalfLogits = false, typename Exchange,
-          typename EarlyReads = NoEarlyReads>
+          bool kFlavouredTokenBits = false, bool kStagedPairs = false, bool kHalfLogits = false,
+          bool kFewBlocksScan = false, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
     constexpr bool kFewTokensOnly = kOneCta && !kFlavoured;
@@ -241,7 +243,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
     });
     phase_clock(a, 4);
-    const PlanGroups groups = place_pairs<kFlavoured>(a, sh, range, total, earlier, token_bits, staged);
+    const PlanGroups groups = place_pairs<kFlavoured, kFewBlocksScan>(a, sh, range, total, earlier, token_bits, staged);
     phase_clock(a, 5);
     write_plan_rest(a, sh, groups, token_bits);
     phase_clock(a, 6);
