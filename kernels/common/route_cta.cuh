@@ -598,6 +598,17 @@ struct StagedPairs {
     int32_t run_start;
 };
 
+// The most bits of an expert's block count (at most 3 blocks) for which
+// place_pairs' block scan, where asked (kFewBlocksScan), takes a ballot
+// per bit (block_scan.cuh) instead of its chain of five shuffles.
+// Measured on the H200 (bench/RESULTS.md), in the small kernel: E128 64
+// tokens -0.03 to -0.06 us, E256 64 tokens 0 to -0.03, DeepSeek-V3 128
+// tokens with cold code -0.05. Up to 31 blocks (5 bits) it was slower
+// (E512 128 tokens +0.10 to +0.16 us), and with its code built into the
+// large kernel, unused, so was E256 1024 tokens (+0.03 to +0.10): only
+// the small kernel asks for it.
+constexpr int kFewBlocksScanMaxBits = 2;
+
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
 // positions for the CTA's pairs. earlier_ctas: pairs of expert e that CTAs
 // before this one hold. This phase and the next run once per call, their
@@ -607,16 +618,8 @@ struct StagedPairs {
 // With token bits the block map is written before the barrier the pairs
 // wait for anyway; per-warp rows of counts hold the map's space until the
 // pairs are placed. Staged pairs are copied from their list.
-// kFewBlocksScan: where no expert can hold more than 3 blocks, the block
-// scan takes a ballot per bit of that bound (block_scan.cuh) instead of
-// its chain of five shuffles. Measured on the H200 (bench/RESULTS.md), in
-// the small kernel: E128 64 tokens -0.03 to -0.06 us, E256 64 tokens 0 to
-// -0.03, DeepSeek-V3 128 tokens with cold code -0.05. Up to 31 blocks it
-// was slower (E512 128 tokens +0.11 to +0.14 us), and with its code built
-// into the large kernel, unused, so was E256 1024 tokens (+0.05 to +0.09):
-// only the small kernel has it.
-constexpr int kFewBlocksScanMaxBits = 2;
-
+// kFewBlocksScan: the block scan by ballots where it pays
+// (kFewBlocksScanMaxBits).
 template <bool kFlavoured, bool kFewBlocksScan = false>
 __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared &sh, TokenRange cta_range,
                                                   int32_t total, int32_t earlier_ctas, bool token_bits,
