@@ -8,6 +8,20 @@
 
 namespace alphamoe {
 
+// The inclusive prefix sum of value in lane order over lanes 0 .. kLanes -
+// 1 (a power of two), by shuffles; lanes from kLanes on get partial sums,
+// for no caller to read.
+template <int kLanes = 32>
+__device__ __forceinline__ int32_t warp_inclusive_sum(int32_t value, int lane) {
+    int32_t inclusive = value;
+#pragma unroll
+    for (int offset = 1; offset < kLanes; offset <<= 1) {
+        const int32_t up = __shfl_up_sync(0xffffffffu, inclusive, offset);
+        if (lane >= offset) inclusive += up;
+    }
+    return inclusive;
+}
+
 // warp_totals: kWarpsPerBlock words of shared memory. Returns the exclusive
 // prefix of `value` in thread order and the sum over the CTA in *total.
 // Contains one __syncthreads: every thread of the CTA must call it, and
@@ -17,12 +31,7 @@ __device__ __forceinline__ int32_t block_exclusive_scan(int32_t value, int32_t *
                                                         int32_t *total) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
-    int32_t inclusive = value;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset <<= 1) {
-        const int32_t up = __shfl_up_sync(0xffffffffu, inclusive, offset);
-        if (lane >= offset) inclusive += up;
-    }
+    const int32_t inclusive = warp_inclusive_sum(value, lane);
     if (lane == 31) warp_totals[warp] = inclusive;
     __syncthreads();
     // Every warp sums the totals of the warps before it, and of all, with

@@ -124,10 +124,9 @@ __device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, 
     // At most ceil(M / block_m) <= 16 blocks: a scan of values below 32,
     // with a ballot per bit of that bound (one where block_m >= M).
     const int32_t blocks = count > 0 ? block_m_divide(a, count - 1) + 1 : 0;
-    const int most_blocks_bits = 32 - __clz(block_m_divide(a, M - 1) + 1);
     int32_t live_blocks = 0;
     const int32_t first_block =
-        block_exclusive_scan_below_32(blocks, sh.scan_scratch, &live_blocks, most_blocks_bits);
+        block_exclusive_scan_below_32(blocks, sh.scan_scratch, &live_blocks, most_blocks_bits(a, M));
     const int32_t offset = first_block * bm;
     const int32_t live_length = live_blocks * bm;
     if (e < E) {
@@ -200,12 +199,7 @@ __device__ __forceinline__ void write_few_token_plan_by_token_warps(const RouteA
     const int32_t x = pair_lane ? sh.pair_ids[warp][lane] : 0;
     const uint32_t tokens = sh.token_mask[x];
     const uint32_t word = lane < kChosenWords ? sh.chosen_experts[lane] : 0u;
-    int32_t inclusive = __popc(word);
-#pragma unroll
-    for (int offset = 1; offset < kChosenWords; offset <<= 1) {
-        const int32_t up = __shfl_up_sync(kFullMask, inclusive, offset);
-        if (lane >= offset) inclusive += up;
-    }
+    const int32_t inclusive = warp_inclusive_sum<kChosenWords>(__popc(word), lane);
     const int32_t word_first_block = inclusive - __popc(word);
     const int32_t live_blocks = __shfl_sync(kFullMask, inclusive, kChosenWords - 1);
     const int32_t live_length = live_blocks * bm;

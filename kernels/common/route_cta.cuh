@@ -64,6 +64,13 @@ __device__ __forceinline__ int32_t block_m_divide(const RouteArgs &a, int32_t n)
     return static_cast<int32_t>(alphamoe_divide(static_cast<uint32_t>(n), a.block_m_divisor));
 }
 
+// How many bits the block count of an expert of at most most_pairs pairs
+// (>= 1) needs: the bound a block scan by ballots takes
+// (block_exclusive_scan_below_32).
+__device__ __forceinline__ int most_blocks_bits(const RouteArgs &a, int32_t most_pairs) {
+    return 32 - __clz(block_m_divide(a, most_pairs - 1) + 1);
+}
+
 // How phase 1 tallies a ranked token's pairs for the plan: not at all (the
 // few-token plans read pair_ids), in per-warp rows of counts (with each
 // pair's rank kept in pair_ids as well: the staged entry points), as
@@ -635,9 +642,9 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
     // An expert holds at most M pairs (a token's ids are distinct), M k
     // under an expert map, which may give several of them one local id.
     const int32_t most_pairs = (a.flags & kFlagExpertMap) ? a.num_tokens * a.top_k : a.num_tokens;
-    const int most_blocks_bits = 32 - __clz(block_m_divide(a, most_pairs - 1) + 1);
-    g.first_block = kFewBlocksScan && most_blocks_bits <= kFewBlocksScanMaxBits
-                        ? block_exclusive_scan_below_32(g.blocks, sh.scan_scratch, &g.live_blocks, most_blocks_bits)
+    const int bits = most_blocks_bits(a, most_pairs);
+    g.first_block = kFewBlocksScan && bits <= kFewBlocksScanMaxBits
+                        ? block_exclusive_scan_below_32(g.blocks, sh.scan_scratch, &g.live_blocks, bits)
                         : block_exclusive_scan(g.blocks, sh.scan_scratch, &g.live_blocks);
     // Where most groups are long (few experts, many tokens), walking the
     // runs costs less than mapping every block (E8 4096 tokens, 17 blocks
