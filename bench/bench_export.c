@@ -91,6 +91,7 @@ int write_csv(const bench_run *run, const char *path) {
     if (run->have_floors) {
         csv_floor(f, "empty", &run->floors.empty, run->floors.empty_graph_per_call_us);
         csv_floor(f, "one_row", &run->floors.one_row, GRAPH_NOT_MEASURED);
+        csv_floor(f, "few_rows", &run->floors.few_rows, GRAPH_NOT_MEASURED);
         csv_floor(f, "barrier", &run->floors.barrier, GRAPH_NOT_MEASURED);
         csv_floor(f, "copy", &run->floors.copy, GRAPH_NOT_MEASURED);
         for (int i = 0; i < READ_FLOOR_COUNT; ++i) {
@@ -161,6 +162,8 @@ static void json_floors(FILE *f, const floor_figures *fl) {
     fprintf(f, ", \"empty_graph_per_call_us\": %.4f, ", fl->empty_graph_per_call_us);
     json_stats(f, "one_row", &fl->one_row);
     fprintf(f, ", ");
+    json_stats(f, "few_rows", &fl->few_rows);
+    fprintf(f, ", \"few_rows_count\": %d, ", FLOOR_FEW_ROWS);
     json_stats(f, "barrier", &fl->barrier);
     fprintf(f, ", \"barrier_ctas\": %d, ", (int)fl->barrier_ctas);
     json_stats(f, "copy", &fl->copy);

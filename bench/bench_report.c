@@ -73,6 +73,8 @@ void print_floors(const bench_run *run) {
     printf("  %-56s %8.2f us\n", what, f->empty_graph_per_call_us);
     snprintf(what, sizeof(what), "one row: %d logits read, their maximum stored", FLOOR_ROW_FLOATS);
     print_floor_line(what, &f->one_row);
+    snprintf(what, sizeof(what), "%d rows: a warp each, their maxima stored", FLOOR_FEW_ROWS);
+    print_floor_line(what, &f->few_rows);
     snprintf(what, sizeof(what), "one grid barrier, %d CTAs x %d threads, cooperative", (int)f->barrier_ctas,
              FLOOR_BLOCK_THREADS);
     print_floor_line(what, &f->barrier);

@@ -18,18 +18,35 @@ extern "C" __global__ void bench_floor_grid_barrier(uint32_t *workspace) {
     alphamoe::grid_barrier(workspace + alphamoe::kWsBarrierWord, gridDim.x);
 }
 
-// The least a one-token router can cost: a launch, one row of E512 logits
-// read from memory (L2 evicted, like the router's), and a store that waits
-// for it. Warp 0 reads the row coalesced, 16 floats a lane, takes its
-// maximum, and lane 0 stores it; the other warps only launch.
-extern "C" __global__ void bench_floor_one_row(const float *row, float *out) {
-    if (threadIdx.x >= 32) return;
-    float best = row[threadIdx.x];
+// A row of E512 logits (FLOOR_ROW_FLOATS), read by one warp coalesced, 16
+// floats a lane, and its maximum stored by lane 0: a memory round trip and
+// a store that waits for it.
+constexpr int kRowFloats = 16 * 32;
+
+__device__ __forceinline__ void store_row_maximum(const float *row, float *out, unsigned lane) {
+    float best = row[lane];
 #pragma unroll
-    for (int i = 1; i < 16; ++i) best = fmaxf(best, row[i * 32 + threadIdx.x]);
+    for (int i = 1; i < 16; ++i) best = fmaxf(best, row[i * 32 + lane]);
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, offset));
-    if (threadIdx.x == 0) *out = best;
+    if (lane == 0) *out = best;
+}
+
+// The least a one-token router can cost: a launch and one row read from
+// memory (L2 evicted, like the router's) by warp 0; the other warps only
+// launch.
+extern "C" __global__ void bench_floor_one_row(const float *row, float *out) {
+    if (threadIdx.x >= 32) return;
+    store_row_maximum(row, out, threadIdx.x);
+}
+
+// The least a call of a few tokens can cost, its rows read as the tiny
+// kernel reads them: warp w < n_rows reads row w (consecutive rows) and
+// stores its maximum to out[w]; the other warps only launch.
+extern "C" __global__ void bench_floor_rows(const float *rows, int32_t n_rows, float *out) {
+    const int warp = threadIdx.x >> 5;
+    if (warp >= n_rows) return;
+    store_row_maximum(rows + warp * kRowFloats, out + warp, threadIdx.x & 31);
 }
 
 // The least time the logits' read alone takes, L2 evicted: every 16-byte
@@ -91,6 +108,8 @@ extern "C" __global__ void bench_pdl_producer(float *logits, int64_t count, uint
 extern "C" const void *bench_floor_empty_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_empty); }
 
 extern "C" const void *bench_floor_one_row_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_one_row); }
+
+extern "C" const void *bench_floor_rows_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_rows); }
 
 extern "C" const void *bench_floor_read_kernel(void) { return reinterpret_cast<const void *>(&bench_floor_read); }
 

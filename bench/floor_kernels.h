@@ -22,6 +22,7 @@
 /* Defined in floor_kernels.cu. */
 const void *bench_floor_empty_kernel(void);
 const void *bench_floor_one_row_kernel(void);
+const void *bench_floor_rows_kernel(void);
 const void *bench_floor_grid_barrier_kernel(void);
 const void *bench_floor_read_kernel(void);
 const void *bench_pdl_producer_kernel(void);
@@ -36,6 +37,11 @@ cudaError_t launch_empty_floor(cudaStream_t stream);
 /* One CTA of FLOOR_BLOCK_THREADS whose warp 0 reads `row`
  * (FLOOR_ROW_FLOATS floats) and stores their maximum to `out`. */
 cudaError_t launch_one_row_floor(cudaStream_t stream, const float *row, float *out);
+
+/* One CTA of FLOOR_BLOCK_THREADS whose warp w < n_rows (at most
+ * FLOOR_BLOCK_THREADS / 32) reads row w of `rows` (consecutive rows of
+ * FLOOR_ROW_FLOATS floats) and stores its maximum to out[w]. */
+cudaError_t launch_rows_floor(cudaStream_t stream, const float *rows, int32_t n_rows, float *out);
 
 /* `ctas` CTAs of FLOOR_BLOCK_THREADS through cudaLaunchCooperativeKernel,
  * one grid barrier; workspace: bench_floor_barrier_words() words, zeroed

@@ -13,6 +13,12 @@ cudaError_t launch_one_row_floor(cudaStream_t stream, const float *row, float *o
     return cudaLaunchKernel(bench_floor_one_row_kernel(), grid, block, args, 0, stream);
 }
 
+cudaError_t launch_rows_floor(cudaStream_t stream, const float *rows, int32_t n_rows, float *out) {
+    const dim3 grid = {1, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
+    void *args[] = {&rows, &n_rows, &out};
+    return cudaLaunchKernel(bench_floor_rows_kernel(), grid, block, args, 0, stream);
+}
+
 cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_t *workspace) {
     const dim3 grid = {(unsigned)ctas, 1, 1}, block = {FLOOR_BLOCK_THREADS, 1, 1};
     void *args[] = {&workspace};

@@ -30,12 +30,16 @@ static int issue_empty(void *ctx, cudaStream_t s) {
 }
 
 typedef struct row_ctx {
-    float *row, *out;
+    float *rows, *out;
+    int32_t n_rows;
 } row_ctx;
 
-static int issue_one_row(void *ctx, cudaStream_t s) {
+static int issue_rows(void *ctx, cudaStream_t s) {
     const row_ctx *r = ctx;
-    CUDA_TRY(launch_one_row_floor(s, r->row, r->out));
+    if (r->n_rows == 1)
+        CUDA_TRY(launch_one_row_floor(s, r->rows, r->out));
+    else
+        CUDA_TRY(launch_rows_floor(s, r->rows, r->n_rows, r->out));
     return 0;
 }
 
@@ -68,17 +72,19 @@ static int measure_empty(bench_device *d, const sampling_plan *plan, int32_t gra
     return graph_per_call(d, issue_empty, NULL, GRAPH_CALLS, graph_replays, &out->empty_graph_per_call_us);
 }
 
-static int measure_one_row(bench_device *d, const sampling_plan *plan, floor_figures *out) {
-    row_ctx r = {NULL, NULL};
-    const size_t bytes = (FLOOR_ROW_FLOATS + 1) * sizeof(float);
-    /* Where the route fixtures put their logits: the row is read from the
-     * addresses an E512 one-token call reads. */
-    r.row = arena_take(&d->arena, bytes, "the one-row floor's row");
-    if (r.row == NULL) return -1;
-    r.out = r.row + FLOOR_ROW_FLOATS;
-    int rc = cudaMemset(r.row, 0x3c, bytes) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
-    const workload w = {"one-row floor", issue_one_row, &r, 1, 0, METRIC_KERNEL_SUM};
-    if (rc == 0) rc = measure_cold(d, &w, plan, &out->one_row);
+/* The floor of n_rows rows (1: the one-row kernel). */
+static int measure_rows(bench_device *d, const sampling_plan *plan, int32_t n_rows, const char *name,
+                        round_stats *out) {
+    row_ctx r = {NULL, NULL, n_rows};
+    const size_t bytes = ((size_t)n_rows * FLOOR_ROW_FLOATS + (size_t)n_rows) * sizeof(float);
+    /* Where the route fixtures put their logits: the rows are read from the
+     * addresses an E512 call of n_rows tokens reads. */
+    r.rows = arena_take(&d->arena, bytes, name);
+    if (r.rows == NULL) return -1;
+    r.out = r.rows + (size_t)n_rows * FLOOR_ROW_FLOATS;
+    int rc = cudaMemset(r.rows, 0x3c, bytes) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess ? 0 : -1;
+    const workload w = {name, issue_rows, &r, 1, 0, METRIC_KERNEL_SUM};
+    if (rc == 0) rc = measure_cold(d, &w, plan, out);
     arena_release_all(&d->arena);
     return rc;
 }
@@ -150,7 +156,8 @@ static int measure_reads(bench_device *d, const sampling_plan *plan, floor_figur
 int measure_floors(bench_device *d, const sampling_plan *plan, int32_t graph_replays, floor_figures *out) {
     memset(out, 0, sizeof(*out));
     TRY(measure_empty(d, plan, graph_replays, out));
-    TRY(measure_one_row(d, plan, out));
+    TRY(measure_rows(d, plan, 1, "one-row floor", &out->one_row));
+    TRY(measure_rows(d, plan, FLOOR_FEW_ROWS, "few-rows floor", &out->few_rows));
     TRY(measure_barrier(d, plan, out));
     TRY(measure_copy(d, plan, out));
     TRY(measure_reads(d, plan, out));

@@ -6,6 +6,9 @@
  *   - one CTA whose warp 0 reads one E512 row of logits and stores its
  *     maximum: a launch, a memory round trip and a store that waits for
  *     it, the least any router call costs (one token at least);
+ *   - the same CTA with FLOOR_FEW_ROWS warps reading a row each: the least
+ *     a call of that many tokens costs, its rows read as the tiny kernel
+ *     reads them (a token a warp);
  *   - a cooperative kernel of one CTA per multiprocessor crossing one grid
  *     barrier: what a cooperative router pays before any work;
  *   - a device-to-device copy of the largest logits buffer (E512, M16384):
@@ -28,6 +31,9 @@
 /* The experts of the logits the copy and the reads move (E512, fp32). */
 #define FLOOR_EXPERTS 512
 
+/* The few-rows floor's rows: the eight-token shape's. */
+#define FLOOR_FEW_ROWS 8
+
 /* E512 x M16384 FP32 logits. */
 #define FLOOR_COPY_BYTES ((int64_t)16384 * FLOOR_EXPERTS * 4)
 
@@ -45,6 +51,7 @@ typedef struct floor_figures {
     round_stats empty;
     double empty_graph_per_call_us;
     round_stats one_row;
+    round_stats few_rows; /* FLOOR_FEW_ROWS rows */
     round_stats barrier;
     int32_t barrier_ctas;
     round_stats copy;

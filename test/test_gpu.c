@@ -164,6 +164,36 @@ static void gpu_few_tokens(void **state) {
     print_message("# %d cases of 1 to 16 tokens equal to the host reference\n", cases);
 }
 
+/* 2 to 8 tokens of rows of 16 slots a lane (257 to 512 candidates), a
+ * token a warp in the plain tiny kernel: each M with the row width's edges
+ * (one candidate in the upper half of the slots, half of them, all), every
+ * logit pattern (ties and equal rows take the general rounds), k and
+ * block_m cycling so both few-token plans serve, routed and shared, some
+ * rows strided and only 4-byte aligned. */
+static void gpu_few_tokens_wide_rows(void **state) {
+    (void)state;
+    test_rng rng = case_rng(22);
+    static const int32_t experts[] = {257, 258, 300, 384, 449, 511, 512};
+    static const int32_t top_ks[] = {1, 2, 8, 10, 16};
+    static const int32_t block_ms[] = {1, 8, 16, 64};
+    int cases = 0;
+    for (int ei = 0; ei < COUNT(experts); ++ei)
+        for (int32_t M = 2; M <= 8; ++M)
+            for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p) {
+                const int32_t k = top_ks[cases % COUNT(top_ks)];
+                const int shared = k >= 2 && (cases / COUNT(top_ks)) % 2;
+                const uint32_t v = rng_below(&rng, 8);
+                route_case c = {experts[ei], k, block_ms[(cases / 3) % COUNT(block_ms)], M,
+                                M + (int32_t)rng_below(&rng, 20),
+                                ((v & 1) ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u),
+                                0, (logit_pattern)p, ((v >> 2) & 1) ? experts[ei] + 5 : 0, (int)((v >> 1) & 1),
+                                (int)((v >> 2) & 1)};
+                run_case(&c, &rng);
+                ++cases;
+            }
+    print_message("# %d cases of 2 to 8 tokens of 257 to 512 experts equal to the host reference\n", cases);
+}
+
 /* The library's attributes of the current device. */
 static alphamoe_device_attributes current_device_attributes(void) {
     alphamoe_device_attributes attrs;
@@ -716,6 +746,16 @@ static void gpu_sanitizer_sweep(void **state) {
                                     force, LOGITS_QUANTIZED, 0, 1, 0};
                     run_case(&c, &rng);
                 }
+    /* 5 tokens of E512 random logits: the quantized rows above tie, and
+     * take the general rounds; these take the gathering and ranking of the
+     * candidates (warp_rank_row), and both few-token plans, tail filled and
+     * not. */
+    for (int v = 0; v < 4; ++v) {
+        route_case c = {512, 10, v < 2 ? 8 : 16, 5, 0,
+                        (v % 2 ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (v == 1 ? 0u : ALPHAMOE_FLAG_SHARED_EXPERT),
+                        ALPHAMOE_SPECIALIZATION_TINY, LOGITS_RANDOM, 0, 1, 0};
+        run_case(&c, &rng);
+    }
     /* The large kernel's staged entry points (pairs_staged, route_args.h):
      * 110 tokens a CTA, more than two pairs an expert a CTA in every shape. */
     const alphamoe_device_attributes attrs = current_device_attributes();
@@ -756,6 +796,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_specializations_agree),
         cmocka_unit_test(gpu_optional_outputs_and_tail),
         cmocka_unit_test(gpu_few_tokens),
+        cmocka_unit_test(gpu_few_tokens_wide_rows),
         cmocka_unit_test(gpu_tokens_per_cta_limits),
         cmocka_unit_test(gpu_block_map_limits),
         cmocka_unit_test(gpu_staged_limits),
