@@ -115,12 +115,13 @@ void print_shape_table(const bench_run *run) {
     printf("\n%-26s %-6s %5s %9s %-13s %10s %-9s %8s %6s %-16s %7s %-18s %s\n", "shape", "spec", "grid", "kernel us",
            "spread", "graph/call", "floor", "floor us", "ratio", "target", "shared", "verdict", "stock us (speedup)");
     for (int32_t i = 0; i < run->shape_count; ++i) print_shape_row(&run->shapes[i]);
-    printf("ratio = kernel / the bounding floor (the largest of: one row; grid barrier when the grid\n"
-           "meets at one: large, small above 8 CTAs; bandwidth). verdict: time = kernel median within target;\n"
+    printf("ratio = kernel / the bounding floor (the largest of: one row; %d rows where a CTA holds that many\n"
+           "tokens or more, of rows at least as wide; grid barrier when the grid meets at one: large, small\n"
+           "above 8 CTAs; bandwidth). verdict: time = kernel median within target;\n"
            "graph = graph/call within %.1f us of the kernel median; shared = shared-expert mode within %.0f%% of\n"
            "its routed twin (the shared column). stock = the stock top-k + align pipeline on the H200, CUPTI,\n"
            "L2 evicted.\n",
-           GRAPH_OVERHEAD_LIMIT_US, 100.0 * SHARED_OVERHEAD_LIMIT);
+           FLOOR_FEW_ROWS, GRAPH_OVERHEAD_LIMIT_US, 100.0 * SHARED_OVERHEAD_LIMIT);
 }
 
 void print_pdl_table(const bench_run *run) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "floor_kernels.h"
 #include "graph_replay.h"
 #include "route_check.h"
 #include "route_fixture.h"
@@ -14,6 +15,14 @@ static void choose_floor(const floor_figures *floors, const bench_shape *s, cons
     /* Every call reads at least one row and stores what depends on it. */
     r->floor_name = "row";
     r->floor_us = floors->one_row.median_us;
+    /* A CTA of FLOOR_FEW_ROWS tokens or more reads at least that many rows,
+     * and waits for them all (rows at least as wide as the floor's). */
+    const int64_t row_bytes = shape_logits_bytes(s) / s->tokens;
+    if (sel->tokens_per_cta >= FLOOR_FEW_ROWS && row_bytes >= FLOOR_ROW_FLOATS * (int64_t)sizeof(float) &&
+        floors->few_rows.median_us > r->floor_us) {
+        r->floor_name = "rows";
+        r->floor_us = floors->few_rows.median_us;
+    }
     /* large crosses grid barriers, and so does small above 8 CTAs (up to
      * 8 its grid is one cluster: alphamoe/router.h). */
     const bool grid_barrier = sel->specialization == ALPHAMOE_SPECIALIZATION_LARGE ||

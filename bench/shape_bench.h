@@ -29,7 +29,7 @@ typedef struct shape_result {
     round_stats kernel;
     double graph_per_call_us;
     /* the bounding floor: the largest of those that apply */
-    const char *floor_name; /* "row", "barrier" or "bandwidth" */
+    const char *floor_name; /* "row", "rows" (FLOOR_FEW_ROWS), "barrier" or "bandwidth" */
     double floor_us;
     double bandwidth_floor_us;
     double ratio;            /* kernel median / floor_us */
