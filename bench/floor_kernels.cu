@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "common/grid_barrier.cuh"
+#include "floor_kernels.h"
 #include "route_args.h"
 
 // The cost of any launch: nothing to do.
@@ -21,7 +22,7 @@ extern "C" __global__ void bench_floor_grid_barrier(uint32_t *workspace) {
 // A row of E512 logits (FLOOR_ROW_FLOATS), read by one warp coalesced, 16
 // floats a lane, and its maximum stored by lane 0: a memory round trip and
 // a store that waits for it.
-constexpr int kRowFloats = 16 * 32;
+static_assert(FLOOR_ROW_FLOATS == 16 * 32, "a row is 16 floats a lane");
 
 __device__ __forceinline__ void store_row_maximum(const float *row, float *out, unsigned lane) {
     float best = row[lane];
@@ -46,7 +47,7 @@ extern "C" __global__ void bench_floor_one_row(const float *row, float *out) {
 extern "C" __global__ void bench_floor_rows(const float *rows, int32_t n_rows, float *out) {
     const int warp = threadIdx.x >> 5;
     if (warp >= n_rows) return;
-    store_row_maximum(rows + warp * kRowFloats, out + warp, threadIdx.x & 31);
+    store_row_maximum(rows + warp * FLOOR_ROW_FLOATS, out + warp, threadIdx.x & 31);
 }
 
 // The least time the logits' read alone takes, L2 evicted: every 16-byte

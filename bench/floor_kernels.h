@@ -11,6 +11,10 @@
 
 #include <cuda_runtime_api.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Threads per CTA of the floors: the router's own CTA size, so that a floor
  * launches what a router launch would. */
 #define FLOOR_BLOCK_THREADS 512
@@ -60,5 +64,9 @@ cudaError_t launch_read_floor(cudaStream_t stream, int32_t sm_count, const void 
 /* Writes `count` logits from `seed` after its compute phase, triggering
  * dependent launch in between (see floor_kernels.cu). */
 cudaError_t launch_producer(cudaStream_t stream, int32_t ctas, float *logits, int64_t count, uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
