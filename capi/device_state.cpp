@@ -55,6 +55,8 @@ bool has_entry(int variant, int i, int w) {
         return is_large(i, false);
     case kEntryHalfLogits:
         return has_half_logits_entry(i);
+    case kEntryTokenCtas:
+        return (1 << w) >= kOneTokenEntryMinSlots && i == kernel_index(ALPHAMOE_SPECIALIZATION_SMALL, false, true);
     default:
         return false;
     }
@@ -62,7 +64,7 @@ bool has_entry(int variant, int i, int w) {
 
 // The variant's part of an entry point's name.
 const char *const kVariantNames[kEntryVariants] = {"", "_one_token", "_staged", "_half_logits",
-                                                    "_staged_half_logits"};
+                                                    "_staged_half_logits", "_token_ctas"};
 
 // Looks up <entry point><variant>_w<slots> of kernel k.
 CUresult variant_entry_point(const Driver &d, CUlibrary library, const EmbeddedKernel &k, const char *variant, int w,

@@ -19,6 +19,7 @@ enum EntryVariant {
     kEntryStaged,            // the plain large kernel's (pairs_staged in route_args.h)
     kEntryHalfLogits,        // 16-bit logits: every plain kernel's and the flavoured large one's
     kEntryStagedHalfLogits,  // the plain large kernel's staged ones for 16-bit logits
+    kEntryTokenCtas,         // the routed flavoured small kernel's, a token a CTA, from kOneTokenEntryMinSlots
     kEntryVariants
 };
 

@@ -107,13 +107,18 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
     // A call of 16-bit logits goes to its kernel's entry point for them
     // where there is one (kernels/common/flavour.cuh), and a plain large
     // call whose pairs pay for a list of their own to a staged one
-    // (route_args.h).
+    // (route_args.h). A flavoured small call of a token a CTA goes to the
+    // token-CTA entry point where there is one (the calls of
+    // token_ctas_hold, capi/selection.cpp); there too the CTA steps aside
+    // where its ranking does not serve.
     const auto has = [&](EntryVariant v) { return st.entries[v][index][width].kernel != nullptr; };
     const bool half = half_logits && has(kEntryHalfLogits);
     const EntryVariant staged_variant = half ? kEntryStagedHalfLogits : kEntryStaged;
     const bool staged = !flavoured && has(staged_variant) &&
                         pairs_staged(args.tokens_per_cta, args.top_k, args.plan_experts);
+    const bool token_ctas = args.tokens_per_cta == 1 && args.num_tokens >= 2 && has(kEntryTokenCtas);
     const EntryVariant variant = args.num_tokens == 1 && has(kEntryOneToken) ? kEntryOneToken
+                                 : token_ctas                                ? kEntryTokenCtas
                                  : staged                                    ? staged_variant
                                  : half                                      ? kEntryHalfLogits
                                                                              : kEntryPlain;

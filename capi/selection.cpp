@@ -22,6 +22,7 @@ struct Thresholds {
     int32_t small_max_tokens;
     int32_t small_tokens_per_cta;  // at least this many tokens per CTA
     int32_t large_tokens_per_cta;  // at least this many tokens per CTA
+    int32_t token_ctas_max_tokens;  // small, a token a CTA, for token_ctas_hold's calls
 };
 
 // sm_90a: from the H200 sweep in bench/RESULTS.md (E512 k10: large is the
@@ -32,14 +33,16 @@ struct Thresholds {
 // -0.66 us). large too puts at least 8 tokens on a CTA: up to one token
 // per warp a CTA selects in about the same time, and fewer CTAs exchange
 // their counts sooner (measured: E512 M512 on 64 CTAs -0.13 us against
-// 128; 16 tokens on 32 CTAs +0.2 us). The Blackwell rows are the Hopper
-// values until they are measured there.
+// 128; 16 tokens on 32 CTAs +0.2 us). Up to a cluster's CTAs, the calls
+// token_ctas_hold takes rank a token a CTA (DeepSeek-V3 at 2 to 8 tokens,
+// bench/RESULTS.md). The Blackwell rows are the Hopper values until they
+// are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2},
-    {100, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2},
-    {103, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2},
+    {90, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas},
+    {100, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas},
+    {103, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas},
 };
-const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2};
+const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)
@@ -65,6 +68,21 @@ int32_t large_grid_limit(const alphamoe_device_attributes &device) {
     return device.multiprocessor_count < kMaxGridCtas ? device.multiprocessor_count : kMaxGridCtas;
 }
 
+// Calls whose tokens the small kernel's token-CTA entry points rank a CTA
+// each (kernels/common/route_kernel.cuh): sigmoid scoring over more than
+// 128 candidates (DeepSeek-V3, Kimi-K2, GLM-4.5), whose sigmoids, bias and
+// group scores cost one warp many times a softmax row, where the CTA ranks
+// them one expert a thread. The CTA ranking's own conditions
+// (one_token_select_flavoured.cuh): groups of 32 experts, and token bits,
+// which an expert map rules out (route_cta.cuh).
+bool token_ctas_hold(const alphamoe_router &router, int32_t num_tokens, const Thresholds &th) {
+    const alphamoe_params &p = router.params;
+    const int32_t candidates = shared_expert(router) ? p.num_experts - 1 : p.num_experts;
+    return num_tokens >= 2 && num_tokens <= th.token_ctas_max_tokens && p.scoring == ALPHAMOE_SCORING_SIGMOID &&
+           (1 << row_width_index(candidates)) >= kOneTokenEntryMinSlots && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP) &&
+           (p.num_groups <= 1 || p.num_experts == p.num_groups * 32);
+}
+
 bool large_grid_holds(int32_t num_tokens, const alphamoe_device_attributes &device, const Thresholds &th,
                       int32_t top_k) {
     alphamoe_selection grid = {};
@@ -86,10 +104,16 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     const Thresholds &th = thresholds_for(image_arch);
     const bool can_cooperate = device.cooperative_launch != 0 && device.cooperative_ctas_per_sm >= 1;
 
+    // Caller-supplied attributes can be anything up to INT32_MAX each: their
+    // product is taken in 64 bits.
+    const int64_t resident = static_cast<int64_t>(device.multiprocessor_count) * device.cooperative_ctas_per_sm;
+    const int64_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
+    const bool token_ctas = token_ctas_hold(router, num_tokens, th) && max_grid >= num_tokens;
+
     alphamoe_specialization spec =
         static_cast<alphamoe_specialization>(router.params.force_specialization);
     if (spec == ALPHAMOE_SPECIALIZATION_AUTO) {
-        if (num_tokens <= th.tiny_max_tokens || !can_cooperate)
+        if ((num_tokens <= th.tiny_max_tokens && !token_ctas) || !can_cooperate)
             spec = ALPHAMOE_SPECIALIZATION_TINY;
         else if (num_tokens <= th.small_max_tokens)
             spec = ALPHAMOE_SPECIALIZATION_SMALL;
@@ -113,10 +137,6 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
     s.specialization = spec;
     s.block_threads = kBlockThreads;
     s.image_arch = image_arch;
-    // Caller-supplied attributes can be anything up to INT32_MAX each: their
-    // product is taken in 64 bits.
-    const int64_t resident = static_cast<int64_t>(device.multiprocessor_count) * device.cooperative_ctas_per_sm;
-    const int64_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
     const int32_t one_per_sm = large_grid_limit(device);
     const int32_t tokens = num_tokens > 0 ? num_tokens : 1;
     switch (spec) {
@@ -125,7 +145,7 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
         // launches_as_cluster); co-scheduled either way.
         s.cooperative = 1;
         spread(tokens, tokens <= th.small_cluster_max_tokens && max_grid > kMaxClusterCtas ? kMaxClusterCtas : max_grid,
-               th.small_tokens_per_cta, &s);
+               token_ctas ? 1 : th.small_tokens_per_cta, &s);
         break;
     case ALPHAMOE_SPECIALIZATION_LARGE:
         s.cooperative = 1;

@@ -84,7 +84,9 @@ __device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, i
     }
 }
 
-template <int kSlots, bool kHalfLogits = false>
+// kTokenCtas: the flavoured kernel's token-CTA entry points, where each
+// CTA of a grid of a token a CTA ranks its token (route_kernel_body).
+template <int kSlots, bool kHalfLogits = false, bool kTokenCtas = false>
 __device__ __forceinline__ void small(const RouteArgs &a) {
     __shared__ CtaShared sh;
     // Uniform over the grid: launched as one cluster, or cooperatively.
@@ -92,7 +94,7 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     // Token bits in the flavoured kernel too: its calls are of at most 16
     // tokens a CTA but where a grid is forced small. It stages no pairs
     // (stage): the cluster's published counts share the list's space.
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, true, false, kHalfLogits, true>(
+    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, kTokenCtas, true, false, kHalfLogits, true>(
         a, sh, [&](int32_t count, int32_t *total, int32_t *earlier, auto /*stage*/) {
             if (one_cluster)
                 exchange_in_cluster(a, sh, count, total, earlier);
@@ -109,9 +111,21 @@ __device__ __forceinline__ void small_half_logits(const RouteArgs &a) {
     small<kSlots, true>(a);
 }
 
+template <int kSlots>
+__device__ __forceinline__ void small_token_ctas(const RouteArgs &a) {
+    small<kSlots, false, true>(a);
+}
+
 }  // namespace
 
 ALPHAMOE_WIDTH_KERNELS(small, small)
+#if ALPHAMOE_FLAVOURED && !ALPHAMOE_SHARED_EXPERT
+// Sigmoid scoring only (token_ctas_hold, capi/selection.cpp), which the
+// shared-expert mode does not take.
+static_assert(kOneTokenEntryMinSlots == 8, "the token-CTA entry points below");
+ALPHAMOE_VARIANT_KERNEL(small, _token_ctas, 8, small_token_ctas)
+ALPHAMOE_VARIANT_KERNEL(small, _token_ctas, 16, small_token_ctas)
+#endif
 #if !ALPHAMOE_FLAVOURED
 ALPHAMOE_VARIANT_KERNELS(small, _half_logits, small_half_logits)
 #endif

@@ -435,6 +435,40 @@ static void gpu_flavours_wide_rows_few_tokens(void **state) {
     report("1 to 16 tokens of more than 128 experts");
 }
 
+/* 2 to 8 tokens of sigmoid scoring over more than 128 experts: the small
+ * kernel's grid of a token a CTA, each CTA ranking its token (one expert a
+ * thread) unless it needs the general rounds (ties, non-finite values),
+ * then by a warp. The library chooses it (auto) or small is forced; every
+ * sigmoid flavour at every such E and a few k, each logit and bias
+ * pattern. */
+static void gpu_flavours_token_ctas(void **state) {
+    (void)state;
+    test_rng rng = case_rng(108);
+    static const int32_t experts[] = {129, 160, 256, 257, 384, 512};
+    static const int32_t top_ks[] = {1, 8, 10, 16};
+    int idx = 0;
+    for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
+        const flavour *f = &kFlavours[fi];
+        if (f->scoring != SIG) continue;
+        for (int ei = 0; ei < COUNT(experts); ++ei) {
+            for (int ki = 0; ki < COUNT(top_ks); ++ki) {
+                const int32_t E = f->E ? f->E : experts[ei];
+                const int32_t k = f->k ? f->k : top_ks[ki];
+                if ((f->E && (ei > 0 || ki > 0)) || E <= 128 || !k_valid(f, E, k)) continue;
+                for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p, ++idx) {
+                    const int32_t M = 2 + idx % 7;
+                    route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], M, M + (int32_t)rng_below(&rng, 20),
+                                    idx % 2 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u,
+                                    idx % 3 == 0 ? ALPHAMOE_SPECIALIZATION_SMALL : ALPHAMOE_SPECIALIZATION_AUTO,
+                                    (logit_pattern)p, (bias_pattern)(idx % BIAS_PATTERN_COUNT), (idx / 2) % 2};
+                    run_case(&c, &rng);
+                }
+            }
+        }
+    }
+    report("2 to 8 tokens of sigmoid scoring over more than 128 experts, a CTA each");
+}
+
 /* Non-finite and adversarial logits and biases, through every
  * specialization. */
 static void gpu_flavours_nonfinite(void **state) {
@@ -670,6 +704,14 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
                         c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
                     run_case(&c, &rng);
                 }
+        /* The small kernel's token-CTA entry points: 4 tokens of sigmoid
+         * scoring over more than 128 experts, random logits, so that each
+         * CTA ranks its token. */
+        if (f->scoring == SIG && widths[0] > 128) {
+            route_case c = {f, widths[0], k, 8, 4, 0, ALPHAMOE_FLAG_TAIL_FILL, ALPHAMOE_SPECIALIZATION_AUTO,
+                            LOGITS_RANDOM, BIAS_RANDOM, 1};
+            run_case(&c, &rng);
+        }
         /* The plain large kernel's staged entry points for 16-bit logits:
          * 180 tokens a CTA, more than two pairs (k = 6) an expert a CTA at
          * every width. */
@@ -702,6 +744,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_optional_outputs_and_tail, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_few_tokens, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_wide_rows_few_tokens, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_token_ctas, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_staged_half_logits, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),

@@ -1408,6 +1408,69 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     return (int)s.specialization;
 }
 
+/* A router of sigmoid scoring over E experts (k 8, block_m 64), with
+ * `groups` groups keeping half, and the flags given. */
+static alphamoe_router *sigmoid_router(int32_t E, int32_t groups, uint32_t flags) {
+    alphamoe_params p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    p.num_experts = E;
+    p.top_k = 8;
+    p.block_m = 64;
+    p.max_tokens = 64;
+    p.flags = flags;
+    p.scoring = ALPHAMOE_SCORING_SIGMOID;
+    p.num_groups = groups;
+    p.topk_groups = groups > 1 ? groups / 2 : 0;
+    if (flags & ALPHAMOE_FLAG_EXPERT_MAP) p.local_expert_count = E / 2;
+    alphamoe_router *r = NULL;
+    assert_int_equal(alphamoe_router_create(&p, &r), ALPHAMOE_OK);
+    return r;
+}
+
+/* Sigmoid scoring over more than 128 candidates, 2 to 8 tokens: small's
+ * grid of a token a CTA, one cluster (each CTA ranks its token); every
+ * other call as before. */
+static void test_select_token_ctas(void **state) {
+    (void)state;
+    const alphamoe_device_attributes h200 = device_attrs(90, 132, 1, 1);
+    struct {
+        alphamoe_router *r;
+        int token_ctas;
+        const char *what;
+    } routers[] = {
+        {sigmoid_router(256, 8, ALPHAMOE_FLAG_CORRECTION_BIAS), 1, "DeepSeek-V3 (8 groups of 32)"},
+        {sigmoid_router(384, 1, ALPHAMOE_FLAG_CORRECTION_BIAS), 1, "Kimi-K2 (E384, no groups)"},
+        {sigmoid_router(160, 0, 0u), 1, "sigmoid over 160 experts"},
+        {sigmoid_router(128, 0, ALPHAMOE_FLAG_CORRECTION_BIAS), 0, "sigmoid over 128 experts (a warp ranks 4 slots)"},
+        {sigmoid_router(256, 4, ALPHAMOE_FLAG_CORRECTION_BIAS), 0, "groups of 64"},
+        {sigmoid_router(256, 8, ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP), 0, "an expert map"},
+        {make_router(512, 8, 64, 64, 0u, ALPHAMOE_SPECIALIZATION_AUTO), 0, "the renormalized softmax"},
+    };
+    for (size_t i = 0; i < sizeof routers / sizeof routers[0]; ++i) {
+        for (int32_t M = 0; M <= 12; ++M) {
+            alphamoe_selection s = blank_selection();
+            assert_int_equal(alphamoe_router_select(routers[i].r, M, &h200, &s), ALPHAMOE_OK);
+            const int want = routers[i].token_ctas && M >= 2 && M <= 8;
+            const int got = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && s.tokens_per_cta == 1 &&
+                            s.grid_ctas == M && s.cooperative;
+            if (want != got)
+                fail_msg("%s, M=%d: spec %d grid %d per_cta %d, expected %s", routers[i].what, M,
+                         (int)s.specialization, s.grid_ctas, s.tokens_per_cta,
+                         want ? "small, a token a CTA" : "the usual selection");
+            if (!want && M <= 8 && s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
+                fail_msg("%s, M=%d: not tiny", routers[i].what, M);
+        }
+        /* Fewer multiprocessors than tokens: no grid of a token a CTA. */
+        const alphamoe_device_attributes four_sms = device_attrs(90, 4, 1, 1);
+        alphamoe_selection s = blank_selection();
+        assert_int_equal(alphamoe_router_select(routers[i].r, 8, &four_sms, &s), ALPHAMOE_OK);
+        if (s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
+            fail_msg("%s on 4 SMs, M=8: spec %d, not tiny", routers[i].what, (int)s.specialization);
+        alphamoe_router_destroy(routers[i].r);
+    }
+}
+
 static void test_select_sweep(void **state) {
     (void)state;
     test_rng rng;
@@ -1640,6 +1703,7 @@ int main(void) {
         cmocka_unit_test(test_route_host_zero_capacity),
         cmocka_unit_test(test_status_strings),
         cmocka_unit_test(test_select_sweep),
+        cmocka_unit_test(test_select_token_ctas),
         cmocka_unit_test(test_select_no_cooperative_launch),
         cmocka_unit_test(test_select_errors),
         cmocka_unit_test(test_select_large_pair_limit),

@@ -22,7 +22,10 @@ __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, flo
     return ordered_key(alphamoe_biased_score(alphamoe_sigmoid(x), bias));
 }
 
-// Every thread of the CTA calls it, for token 0 of a one-token plan.
+// Every thread of the CTA calls it, for token t: token 0 of a one-token
+// plan, or (kGridToken) the one token of a grid CTA, whose ids warp 0
+// tallies as token bits (kTallyBits) for the grid's plan, and which
+// writes none of the one-token plan.
 // Taken where the weights read no row (not the softmax without
 // renormalization) and any groups are of 32 experts, a warp each
 // (DeepSeek-V3's 8 of 256): each warp scores its group, and every warp
@@ -37,8 +40,8 @@ __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, flo
 // candidate"), it returns false in every thread, having written nothing:
 // the caller then selects the token as for any other call, with the same
 // results.
-template <int S, bool kShared>
-__device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArgs &a, CtaShared &sh) {
+template <int S, bool kShared, bool kGridToken = false>
+__device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArgs &a, CtaShared &sh, int32_t t = 0) {
     static_assert(S >= kOneTokenEntryMinSlots && S <= 16 && kWarpsPerBlock == 16,
                   "32 maxima of S experts, one expert a thread");
     const bool grouped = a.num_groups > 1;
@@ -50,7 +53,10 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     const int warp = expert >> 5;
     const RankedExperts r = ranked_experts<kShared>(a);
     const bool candidate = expert < r.n_candidates;
-    const char *row = token_row<true>(a, 0);
+    // The token bits warp 0 sets below: the CTA's barriers order this
+    // before them.
+    if (kGridToken) clear_token_masks(sh);
+    const char *row = token_row<true>(a, t);
     const float logit = candidate ? load_logit<true>(a, row, expert) : 0.0f;
     const float bias = candidate && (a.flags & kFlagCorrectionBias) ? __ldg(a.correction_bias + expert) : 0.0f;
     const float shared_logit = kShared && warp == 0 ? load_logit<true>(a, row, r.shared_id) : 0.0f;
@@ -97,7 +103,7 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     if (warp == 0 && lane >= gathered) scratch.gathered.value[lane] = kNoCandidateKey;  // padding
     __syncthreads();
     if (warp != 0) {
-        write_one_token_padding(a, expert - 32, kBlockThreads - 32);
+        if (!kGridToken) write_one_token_padding(a, expert - 32, kBlockThreads - 32);
         return true;
     }
     int32_t id = 0, own_id;
@@ -106,11 +112,13 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
                                                                   chosen_key, first_key);
     // In id order, as one_token_select.cuh places them.
     const bool chosen = lane < gathered && rank < r.n_select;
-    const int32_t block = __popc(__ballot_sync(kFullMask, chosen) & ((1u << lane) - 1u));
+    const int32_t block = kGridToken ? 0 : __popc(__ballot_sync(kFullMask, chosen) & ((1u << lane) - 1u));
     // The weights this ranking serves read no row slice.
     const RowSlice<S> unread = {};
-    write_token<S, kShared, true>(a, sh, 0, 0, unread, shared_logit, id, key_value(chosen_key), key_value(first_key),
-                                  kTallyNone, reinterpret_cast<float *>(scratch.gathered.value));
+    write_token<S, kShared, true>(a, sh, t, 0, unread, shared_logit, id, key_value(chosen_key), key_value(first_key),
+                                  kGridToken ? kTallyBits : kTallyNone,
+                                  reinterpret_cast<float *>(scratch.gathered.value));
+    if (kGridToken) return true;
     // After the token, as in one_token_select.cuh.
     if (chosen) write_one_token_block(a, block, own_id, rank);
     if (kShared && lane == r.n_select) write_one_token_block(a, r.n_select, r.shared_id, r.n_select);

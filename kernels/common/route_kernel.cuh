@@ -160,7 +160,9 @@ struct NoEarlyReads {
 // (shared-expert mode 3.17 to 2.91), E8 16 tokens 0.03 to 0.06 slower.
 // kSlots: the row width, slots per lane (the host chose the entry point
 // by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
-// one-token entry point, where the CTA ranks a one-token call.
+// one-token entry point, where the CTA ranks a one-token call, or the
+// flavoured small kernel's token-CTA one, where each CTA of a grid of a
+// token a CTA ranks its token (token_ctas_hold, route_args.h).
 // kFlavouredTokenBits: the flavoured kernel counts by token bits where they
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 // kStagedPairs: the plain large kernel's staged entry points, which stage
@@ -220,15 +222,29 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         finish_few_token_call(a, sh, true, true);
         return;
     }
-    if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
-    if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-    if (few_token_plan && !one_token_plan && !chosen_bits) clear_token_masks(sh);
-    select_tokens<kSlots, kShared, kFlavoured, kHalfLogits, kFewTokensOnly>(a, sh, warp_range,
-                                                                            chosen_bits    ? kTallyChosenBits
-                                                                            : few_token_plan ? kTallyNone
-                                                                            : token_bits   ? kTallyBits
-                                                                            : staged_pairs ? kTallyRankedRows
-                                                                                           : kTallyRows);
+    // A grid CTA of one token ranks it as the one-token call does: each
+    // warp's share of the sigmoids, the bias and the group scores, where
+    // one warp would take them over all its slots (DeepSeek-V3, 2 to 8
+    // tokens: each token warp's ranking about 8,700 cycles, the CTA's
+    // about 5,000; bench/RESULTS.md). It tallies the token's ids as token
+    // bits, and steps aside, having written nothing, where the warp's
+    // ranking is needed.
+    bool token_ranked_by_cta = false;
+    if constexpr (kFlavoured && !kOneCta && kOneTokenEntry && kSlots >= kOneTokenEntryMinSlots) {
+        if (token_bits && range.end - range.begin == 1)
+            token_ranked_by_cta = select_one_token_by_cta_flavoured<kSlots, kShared, true>(a, sh, range.begin);
+    }
+    if (!token_ranked_by_cta) {
+        if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
+        if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
+        if (few_token_plan && !one_token_plan && !chosen_bits) clear_token_masks(sh);
+        select_tokens<kSlots, kShared, kFlavoured, kHalfLogits, kFewTokensOnly>(a, sh, warp_range,
+                                                                                chosen_bits    ? kTallyChosenBits
+                                                                                : few_token_plan ? kTallyNone
+                                                                                : token_bits   ? kTallyBits
+                                                                                : staged_pairs ? kTallyRankedRows
+                                                                                               : kTallyRows);
+    }
     if (few_token_plan) {
         finish_few_token_call(a, sh, one_token_plan, false, chosen_bits);
         return;
