@@ -137,6 +137,28 @@ __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaSha
     allow_dependent_launch();
 }
 
+// The rest of a grid's call, once its CTA's tokens are ranked, in every
+// thread: the CTA's counts, their exchange, the plan.
+template <bool kFlavoured, bool kFewBlocksScan, typename Exchange>
+__device__ __forceinline__ void finish_grid_call(const RouteArgs &a, CtaShared &sh, TokenRange range, bool token_bits,
+                                                 bool staged_pairs, Exchange exchange) {
+    phase_clock(a, 2);
+    const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh) : cta_expert_count(a, sh);
+    phase_clock(a, 3);
+    int32_t total = 0, earlier = 0;
+    StagedPairs staged = {false, 0};
+    exchange(count, &total, &earlier, [&] {
+        staged.held = staged_pairs;
+        if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
+    });
+    phase_clock(a, 4);
+    const PlanGroups groups = place_pairs<kFlavoured, kFewBlocksScan>(a, sh, range, total, earlier, token_bits, staged);
+    phase_clock(a, 5);
+    write_plan_rest(a, sh, groups, token_bits);
+    phase_clock(a, 6);
+    allow_dependent_launch();
+}
+
 struct NoEarlyReads {
     __device__ void operator()() const {}
 };
@@ -229,22 +251,26 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // about 5,000; bench/RESULTS.md). It tallies the token's ids as token
     // bits, and steps aside, having written nothing, where the warp's
     // ranking is needed.
-    bool token_ranked_by_cta = false;
+    // The call runs on from there to its end in code of its own, laid out
+    // after the ranking: jumping past the warps' ranking to the code after
+    // it cost 2.7 us with cold code (bench/RESULTS.md), as in the one-token
+    // call (finish_few_token_call).
     if constexpr (kFlavoured && !kOneCta && kOneTokenEntry && kSlots >= kOneTokenEntryMinSlots) {
-        if (token_bits && range.end - range.begin == 1)
-            token_ranked_by_cta = select_one_token_by_cta_flavoured<kSlots, kShared, true>(a, sh, range.begin);
+        if (token_bits && range.end - range.begin == 1 &&
+            select_one_token_by_cta_flavoured<kSlots, kShared, true>(a, sh, range.begin)) {
+            finish_grid_call<kFlavoured, kFewBlocksScan>(a, sh, range, true, false, exchange);
+            return;
+        }
     }
-    if (!token_ranked_by_cta) {
-        if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
-        if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
-        if (few_token_plan && !one_token_plan && !chosen_bits) clear_token_masks(sh);
-        select_tokens<kSlots, kShared, kFlavoured, kHalfLogits, kFewTokensOnly>(a, sh, warp_range,
-                                                                                chosen_bits    ? kTallyChosenBits
-                                                                                : few_token_plan ? kTallyNone
-                                                                                : token_bits   ? kTallyBits
-                                                                                : staged_pairs ? kTallyRankedRows
-                                                                                               : kTallyRows);
-    }
+    if (!rows_prefetched) prefetch_first_row<kAnyType>(a, warp_range);
+    if (one_token_plan && warp != 0) write_one_token_padding(a, threadIdx.x - 32, kBlockThreads - 32);
+    if (few_token_plan && !one_token_plan && !chosen_bits) clear_token_masks(sh);
+    select_tokens<kSlots, kShared, kFlavoured, kHalfLogits, kFewTokensOnly>(a, sh, warp_range,
+                                                                            chosen_bits    ? kTallyChosenBits
+                                                                            : few_token_plan ? kTallyNone
+                                                                            : token_bits   ? kTallyBits
+                                                                            : staged_pairs ? kTallyRankedRows
+                                                                                           : kTallyRows);
     if (few_token_plan) {
         finish_few_token_call(a, sh, one_token_plan, false, chosen_bits);
         return;
