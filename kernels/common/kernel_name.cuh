@@ -26,7 +26,9 @@
 // points of their own, so that the others' code stays as it is without
 // theirs, named <kernel><variant>_w<slots>: the flavoured tiny kernel's
 // one-token ones (_one_token, from kOneTokenEntryMinSlots in
-// route_args.h), the plain large kernel's staged ones (_staged,
+// route_args.h), the routed flavoured small kernel's for grids of a token
+// a CTA (_token_ctas, the same widths), the plain large kernel's staged
+// ones (_staged,
 // pairs_staged in route_args.h), those for 16-bit logits of every plain
 // kernel and of the flavoured large one (_half_logits, flavour.cuh), and
 // the plain large kernel's staged ones for 16-bit logits

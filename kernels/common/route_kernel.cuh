@@ -138,7 +138,10 @@ __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaSha
 }
 
 // The rest of a grid's call, once its CTA's tokens are ranked, in every
-// thread: the CTA's counts, their exchange, the plan.
+// thread: the CTA's counts, their exchange, the plan. The token-CTA branch
+// calls it; route_kernel_body's own path writes the same steps out inline,
+// since with them called from here ptxas scheduled every kernel's code
+// anew (their cubins changed; written out, they stay byte for byte).
 template <bool kFlavoured, bool kFewBlocksScan, typename Exchange>
 __device__ __forceinline__ void finish_grid_call(const RouteArgs &a, CtaShared &sh, TokenRange range, bool token_bits,
                                                  bool staged_pairs, Exchange exchange) {
@@ -184,7 +187,7 @@ struct NoEarlyReads {
 // by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
 // one-token entry point, where the CTA ranks a one-token call, or the
 // flavoured small kernel's token-CTA one, where each CTA of a grid of a
-// token a CTA ranks its token (token_ctas_hold, route_args.h).
+// token a CTA ranks its token (token_ctas_hold, capi/selection.cpp).
 // kFlavouredTokenBits: the flavoured kernel counts by token bits where they
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 // kStagedPairs: the plain large kernel's staged entry points, which stage
