@@ -140,8 +140,8 @@ __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaSha
 // The rest of a grid's call, once its CTA's tokens are ranked, in every
 // thread: the CTA's counts, their exchange, the plan. The token-CTA branch
 // calls it; route_kernel_body's own path writes the same steps out inline,
-// since with them called from here ptxas scheduled every kernel's code
-// anew (their cubins changed; written out, they stay byte for byte).
+// since with them called from here ptxas scheduled the other kernels'
+// code anew (their cubins changed; written out, they stay byte for byte).
 template <bool kFlavoured, bool kFewBlocksScan, typename Exchange>
 __device__ __forceinline__ void finish_grid_call(const RouteArgs &a, CtaShared &sh, TokenRange range, bool token_bits,
                                                  bool staged_pairs, Exchange exchange) {
