@@ -174,6 +174,33 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         if (r == CUDA_SUCCESS && occupancy < min_occupancy) min_occupancy = occupancy;
         return r;
     };
+    // Whether a token-CTA entry point's grid of kMaxTokenCtas CTAs, a
+    // cluster beyond the portable size, fits the device once the kernel
+    // allows such sizes. Any refusal says only that it does not: such grids
+    // then take another path (alphamoe_route), never a failing launch.
+    bool token_clusters_fit = true;
+    const auto allow_token_cluster = [&](CUkernel k) {
+        CUresult r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, k, dev);
+        CUfunction f = nullptr;
+        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, k);
+        CUlaunchAttribute cluster = {};
+        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        cluster.value.clusterDim.x = kMaxTokenCtas;
+        cluster.value.clusterDim.y = 1;
+        cluster.value.clusterDim.z = 1;
+        CUlaunchConfig cfg = {};
+        cfg.gridDimX = kMaxTokenCtas;
+        cfg.gridDimY = 1;
+        cfg.gridDimZ = 1;
+        cfg.blockDimX = kBlockThreads;
+        cfg.blockDimY = 1;
+        cfg.blockDimZ = 1;
+        cfg.attrs = &cluster;
+        cfg.numAttrs = 1;
+        int clusters = 0;
+        if (r == CUDA_SUCCESS) r = d.OccupancyMaxActiveClusters(&clusters, f, &cfg);
+        if (r != CUDA_SUCCESS || clusters < 1) token_clusters_fit = false;
+    };
     for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
         if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
         for (int v = 0; v < kEntryVariants; ++v) {
@@ -189,11 +216,13 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
                                        ? d.KernelGetFunction(&one_token, e.kernel)
                                        : prepare_grid_entry(e.kernel, is_large_kernel(i), &e.dynamic_smem);
                 if (r != CUDA_SUCCESS) return status_from_cuda(r);
+                if (v == kEntryTokenCtas) allow_token_cluster(e.kernel);
             }
         }
     }
     if (min_occupancy < 1) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
     a.cooperative_ctas_per_sm = min_occupancy;
+    st->token_cluster_ctas = token_clusters_fit ? kMaxTokenCtas : kMaxClusterCtas;
     st->device = dev;
     return ALPHAMOE_OK;
 }

@@ -33,6 +33,10 @@ struct EntryPoint {
 struct DeviceState {
     CUdevice device;
     alphamoe_device_attributes attributes;
+    // The most CTAs a token-CTA grid launches with as one cluster:
+    // kMaxTokenCtas where the device holds such a cluster, else
+    // kMaxClusterCtas, the portable size.
+    int32_t token_cluster_ctas;
     // Context-independent handles, per variant, kernel and row width
     // (route_args.h).
     EntryPoint entries[kEntryVariants][ALPHAMOE_KERNEL_COUNT][kRowWidths];

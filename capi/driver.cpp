@@ -54,6 +54,7 @@ alphamoe_status load_once() {
                      resolve(get, "cuKernelSetAttribute", 12000, &d.KernelSetAttribute) &&
                      resolve(get, "cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050,
                              &d.OccupancyMaxActiveBlocksPerMultiprocessor) &&
+                     resolve(get, "cuOccupancyMaxActiveClusters", 11070, &d.OccupancyMaxActiveClusters) &&
                      resolve(get, "cuLaunchKernelEx", 11060, &d.LaunchKernelEx);
     if (!all) return ALPHAMOE_ERROR_NO_DRIVER;
 

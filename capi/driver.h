@@ -32,6 +32,7 @@ struct Driver {
     PFN_cuKernelGetFunction_v12000 KernelGetFunction;
     PFN_cuKernelSetAttribute_v12000 KernelSetAttribute;
     PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 OccupancyMaxActiveBlocksPerMultiprocessor;
+    PFN_cuOccupancyMaxActiveClusters_v11070 OccupancyMaxActiveClusters;
     PFN_cuLaunchKernelEx_v11060 LaunchKernelEx;
     int device_count;
 };

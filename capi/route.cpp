@@ -58,35 +58,6 @@ RouteArgs make_args(const alphamoe_router &router, int32_t num_tokens, const voi
 
 CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &router,
                 const alphamoe_selection &sel, RouteArgs args, CUstream stream) {
-    CUlaunchAttribute attrs[2] = {};
-    unsigned n_attrs = 0;
-    if (launches_as_cluster(sel)) {
-        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attrs[n_attrs].value.clusterDim.x = static_cast<unsigned>(sel.grid_ctas);
-        attrs[n_attrs].value.clusterDim.y = 1;
-        attrs[n_attrs].value.clusterDim.z = 1;
-        ++n_attrs;
-    } else if (sel.cooperative) {
-        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        attrs[n_attrs].value.cooperative = 1;
-        ++n_attrs;
-    }
-    if (router.params.flags & ALPHAMOE_FLAG_PDL) {
-        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attrs[n_attrs].value.programmaticStreamSerializationAllowed = 1;
-        ++n_attrs;
-    }
-    CUlaunchConfig cfg = {};
-    cfg.gridDimX = static_cast<unsigned>(sel.grid_ctas);
-    cfg.gridDimY = 1;
-    cfg.gridDimZ = 1;
-    cfg.blockDimX = static_cast<unsigned>(sel.block_threads);
-    cfg.blockDimY = 1;
-    cfg.blockDimZ = 1;
-    cfg.hStream = stream;
-    cfg.attrs = n_attrs ? attrs : nullptr;
-    cfg.numAttrs = n_attrs;
-    void *params[] = {&args};
     const int32_t candidates = shared_expert(router) ? router.params.num_experts - 1 : router.params.num_experts;
     // The plain softmax over 16-bit logits is a flavour only by the type:
     // it runs the plain kernels' entry points for them.
@@ -123,6 +94,42 @@ CUresult launch(const Driver &d, const DeviceState &st, const alphamoe_router &r
                                  : half                                      ? kEntryHalfLogits
                                                                              : kEntryPlain;
     const EntryPoint &entry = st.entries[variant][index][width];
+    // A token-CTA grid is one cluster up to kMaxTokenCtas CTAs, beyond the
+    // portable size where the device holds such a cluster; where it does
+    // not, the launch is refused as the driver refuses a cluster too large,
+    // and one CTA routes the call (alphamoe_route).
+    const bool token_cluster = variant == kEntryTokenCtas && sel.grid_ctas > kMaxClusterCtas;
+    if (token_cluster && sel.grid_ctas > st.token_cluster_ctas) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+
+    CUlaunchAttribute attrs[2] = {};
+    unsigned n_attrs = 0;
+    if (token_cluster || launches_as_cluster(sel)) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n_attrs].value.clusterDim.x = static_cast<unsigned>(sel.grid_ctas);
+        attrs[n_attrs].value.clusterDim.y = 1;
+        attrs[n_attrs].value.clusterDim.z = 1;
+        ++n_attrs;
+    } else if (sel.cooperative) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n_attrs].value.cooperative = 1;
+        ++n_attrs;
+    }
+    if (router.params.flags & ALPHAMOE_FLAG_PDL) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n_attrs].value.programmaticStreamSerializationAllowed = 1;
+        ++n_attrs;
+    }
+    CUlaunchConfig cfg = {};
+    cfg.gridDimX = static_cast<unsigned>(sel.grid_ctas);
+    cfg.gridDimY = 1;
+    cfg.gridDimZ = 1;
+    cfg.blockDimX = static_cast<unsigned>(sel.block_threads);
+    cfg.blockDimY = 1;
+    cfg.blockDimZ = 1;
+    cfg.hStream = stream;
+    cfg.attrs = n_attrs ? attrs : nullptr;
+    cfg.numAttrs = n_attrs;
+    void *params[] = {&args};
     cfg.sharedMemBytes = static_cast<unsigned>(entry.dynamic_smem);
     // A CUkernel launches as a CUfunction in the stream's context.
     return d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(entry.kernel), params, nullptr);

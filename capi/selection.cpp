@@ -22,7 +22,7 @@ struct Thresholds {
     int32_t small_max_tokens;
     int32_t small_tokens_per_cta;  // at least this many tokens per CTA
     int32_t large_tokens_per_cta;  // at least this many tokens per CTA
-    int32_t token_ctas_max_tokens;  // small, a token a CTA, for token_ctas_hold's calls
+    int32_t token_ctas_max_tokens;  // small, a token a CTA (at most kMaxTokenCtas), for token_ctas_hold's calls
 };
 
 // sm_90a: from the H200 sweep in bench/RESULTS.md (E512 k10: large is the
@@ -38,11 +38,11 @@ struct Thresholds {
 // bench/RESULTS.md). The Blackwell rows are the Hopper values until they
 // are measured there.
 const Thresholds kThresholds[] = {
-    {90, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas},
-    {100, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas},
-    {103, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas},
+    {90, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxTokenCtas},
+    {100, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxTokenCtas},
+    {103, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxTokenCtas},
 };
-const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxClusterCtas};
+const Thresholds kDefaultThresholds = {0, 16, 256, 128, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxTokenCtas};
 
 const Thresholds &thresholds_for(int32_t image_arch) {
     for (const Thresholds &t : kThresholds)
@@ -144,8 +144,13 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
         // Up to the cluster threshold the grid is one cluster (see
         // launches_as_cluster); co-scheduled either way.
         s.cooperative = 1;
-        spread(tokens, tokens <= th.small_cluster_max_tokens && max_grid > kMaxClusterCtas ? kMaxClusterCtas : max_grid,
-               token_ctas ? 1 : th.small_tokens_per_cta, &s);
+        if (token_ctas) {
+            s.tokens_per_cta = 1;
+            s.grid_ctas = tokens;
+        } else {
+            spread(tokens, tokens <= th.small_cluster_max_tokens && max_grid > kMaxClusterCtas ? kMaxClusterCtas : max_grid,
+                   th.small_tokens_per_cta, &s);
+        }
         break;
     case ALPHAMOE_SPECIALIZATION_LARGE:
         s.cooperative = 1;

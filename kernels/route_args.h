@@ -44,6 +44,11 @@ constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable
 // cluster size, which every sm_90 and newer device schedules.
 constexpr int kMaxClusterCtas = 8;
+// The token-CTA entry points' grid (a CTA a token) is one cluster of up to
+// this many CTAs: a size beyond the portable one, which Hopper and
+// Blackwell schedule for a kernel that allows it (the host sets that, and
+// checks that such a cluster fits the device).
+constexpr int kMaxTokenCtas = 16;
 // A cluster CTA's pairs of one expert fit 16 bits (the small kernel trades
 // its counts as such): at most this many tokens of k <= kMaxTopK each.
 constexpr int kMaxClusterCtaTokens = 65535 / kMaxTopK;

@@ -1,6 +1,7 @@
 // small: a co-resident grid, one slice of tokens per CTA, one barrier
-// between counting and placing. Up to kMaxClusterCtas CTAs the grid is one
-// thread-block cluster (all on one GPC): the CTAs trade their expert counts
+// between counting and placing. Up to kMaxClusterCtas CTAs (kMaxTokenCtas
+// in the token-CTA entry points) the grid is one thread-block cluster (all
+// on one GPC): the CTAs trade their expert counts
 // through distributed shared memory across a cluster barrier, which the
 // hardware completes inside the GPC, with no workspace traffic. A larger
 // grid is launched cooperatively and meets at a grid barrier, the counts
@@ -29,8 +30,9 @@ __device__ __forceinline__ void arrive_releasing_shared_memory() {
 #endif
 }
 
-// Thread e < E: the count of expert e summed over the cluster's CTAs, and
-// over those before this one.
+// Thread e < E: the count of expert e summed over the cluster's CTAs (at
+// most kClusterCtas), and over those before this one.
+template <int kClusterCtas>
 __device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShared &sh, int32_t count,
                                                     int32_t *total, int32_t *earlier) {
     const int e = threadIdx.x;
@@ -40,14 +42,14 @@ __device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShare
     arrive_releasing_shared_memory();
     __cluster_barrier_wait();
     if (e < a.plan_experts) {
-        int32_t values[kMaxClusterCtas];
+        int32_t values[kClusterCtas];
 #pragma unroll
-        for (int c = 0; c < kMaxClusterCtas; ++c)  // independent loads, in flight together
+        for (int c = 0; c < kClusterCtas; ++c)  // independent loads, in flight together
             values[c] = c < static_cast<int>(gridDim.x)
                             ? *static_cast<const uint16_t *>(__cluster_map_shared_rank(&sh.published_counts[e], c))
                             : 0;
 #pragma unroll
-        for (int c = 0; c < kMaxClusterCtas; ++c) {
+        for (int c = 0; c < kClusterCtas; ++c) {
             *total += values[c];
             *earlier += c < cta ? values[c] : 0;
         }
@@ -85,7 +87,8 @@ __device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, i
 }
 
 // kTokenCtas: the flavoured kernel's token-CTA entry points, where each
-// CTA of a grid of a token a CTA ranks its token (route_kernel_body).
+// CTA of a grid of a token a CTA ranks its token (route_kernel_body); their
+// cluster may hold up to kMaxTokenCtas CTAs.
 template <int kSlots, bool kHalfLogits = false, bool kTokenCtas = false>
 __device__ __forceinline__ void small(const RouteArgs &a) {
     __shared__ CtaShared sh;
@@ -97,7 +100,7 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, kTokenCtas, true, false, kHalfLogits, true>(
         a, sh, [&](int32_t count, int32_t *total, int32_t *earlier, auto /*stage*/) {
             if (one_cluster)
-                exchange_in_cluster(a, sh, count, total, earlier);
+                exchange_in_cluster<kTokenCtas ? kMaxTokenCtas : kMaxClusterCtas>(a, sh, count, total, earlier);
             else
                 exchange_through_workspace(a, count, total, earlier);
         });

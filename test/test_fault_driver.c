@@ -25,7 +25,7 @@ static const char *const kEntryPoints[] = {
     "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuCtxGetCurrent", "cuCtxPushCurrent",
     "cuCtxPopCurrent", "cuCtxGetDevice", "cuStreamGetCtx", "cuLibraryLoadData", "cuLibraryGetKernel",
     "cuKernelGetAttribute", "cuKernelGetFunction", "cuKernelSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-    "cuLaunchKernelEx",
+    "cuOccupancyMaxActiveClusters", "cuLaunchKernelEx",
 };
 #define ENTRY_POINT_COUNT ((int)(sizeof kEntryPoints / sizeof kEntryPoints[0]))
 

@@ -435,10 +435,11 @@ static void gpu_flavours_wide_rows_few_tokens(void **state) {
     report("1 to 16 tokens of more than 128 experts");
 }
 
-/* 2 to 8 tokens of sigmoid scoring over more than 128 experts: the small
- * kernel's grid of a token a CTA, each CTA ranking its token (one expert a
- * thread) unless it needs the general rounds (ties, non-finite values),
- * then by a warp. The library chooses it (auto) or small is forced; every
+/* 2 to 16 tokens of sigmoid scoring over more than 128 experts: the small
+ * kernel's grid of a token a CTA, one cluster (beyond 8 CTAs, a size past
+ * the portable one), each CTA ranking its token (one expert a thread)
+ * unless it needs the general rounds (ties, non-finite values), then by a
+ * warp. The library chooses it (auto) or small is forced; every
  * sigmoid flavour at every such E and a few k, each logit and bias
  * pattern. */
 static void gpu_flavours_token_ctas(void **state) {
@@ -456,7 +457,7 @@ static void gpu_flavours_token_ctas(void **state) {
                 const int32_t k = f->k ? f->k : top_ks[ki];
                 if ((f->E && (ei > 0 || ki > 0)) || E <= 128 || !k_valid(f, E, k)) continue;
                 for (int p = 0; p < LOGITS_PATTERN_COUNT; ++p, ++idx) {
-                    const int32_t M = 2 + idx % 7;
+                    const int32_t M = 2 + idx % 15;
                     route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], M, M + (int32_t)rng_below(&rng, 20),
                                     idx % 2 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u,
                                     idx % 3 == 0 ? ALPHAMOE_SPECIALIZATION_SMALL : ALPHAMOE_SPECIALIZATION_AUTO,
@@ -466,7 +467,7 @@ static void gpu_flavours_token_ctas(void **state) {
             }
         }
     }
-    report("2 to 8 tokens of sigmoid scoring over more than 128 experts, a CTA each");
+    report("2 to 16 tokens of sigmoid scoring over more than 128 experts, a CTA each");
 }
 
 /* Non-finite and adversarial logits and biases, through every
@@ -704,11 +705,12 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
                         c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
                     run_case(&c, &rng);
                 }
-        /* The small kernel's token-CTA entry points: 4 tokens of sigmoid
+        /* The small kernel's token-CTA entry points: 4 and 13 tokens (a
+         * cluster of the portable size, and one beyond it) of sigmoid
          * scoring over more than 128 experts, random logits, so that each
          * CTA ranks its token. */
-        if (f->scoring == SIG && widths[0] > 128) {
-            route_case c = {f, widths[0], k, 8, 4, 0, ALPHAMOE_FLAG_TAIL_FILL, ALPHAMOE_SPECIALIZATION_AUTO,
+        for (int32_t M = 4; f->scoring == SIG && widths[0] > 128 && M <= 13; M += 9) {
+            route_case c = {f, widths[0], k, 8, M, 0, ALPHAMOE_FLAG_TAIL_FILL, ALPHAMOE_SPECIALIZATION_AUTO,
                             LOGITS_RANDOM, BIAS_RANDOM, 1};
             run_case(&c, &rng);
         }

@@ -1428,7 +1428,7 @@ static alphamoe_router *sigmoid_router(int32_t E, int32_t groups, uint32_t flags
     return r;
 }
 
-/* Sigmoid scoring over more than 128 candidates, 2 to 8 tokens: small's
+/* Sigmoid scoring over more than 128 candidates, 2 to 16 tokens: small's
  * grid of a token a CTA, one cluster (each CTA ranks its token); every
  * other call as before. */
 static void test_select_token_ctas(void **state) {
@@ -1448,17 +1448,17 @@ static void test_select_token_ctas(void **state) {
         {make_router(512, 8, 64, 64, 0u, ALPHAMOE_SPECIALIZATION_AUTO), 0, "the renormalized softmax"},
     };
     for (size_t i = 0; i < sizeof routers / sizeof routers[0]; ++i) {
-        for (int32_t M = 0; M <= 12; ++M) {
+        for (int32_t M = 0; M <= 20; ++M) {
             alphamoe_selection s = blank_selection();
             assert_int_equal(alphamoe_router_select(routers[i].r, M, &h200, &s), ALPHAMOE_OK);
-            const int want = routers[i].token_ctas && M >= 2 && M <= 8;
+            const int want = routers[i].token_ctas && M >= 2 && M <= 16;
             const int got = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && s.tokens_per_cta == 1 &&
                             s.grid_ctas == M && s.cooperative;
             if (want != got)
                 fail_msg("%s, M=%d: spec %d grid %d per_cta %d, expected %s", routers[i].what, M,
                          (int)s.specialization, s.grid_ctas, s.tokens_per_cta,
                          want ? "small, a token a CTA" : "the usual selection");
-            if (!want && M <= 8 && s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
+            if (!want && M <= 16 && s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
                 fail_msg("%s, M=%d: not tiny", routers[i].what, M);
         }
         /* Fewer multiprocessors than tokens: no grid of a token a CTA. */
