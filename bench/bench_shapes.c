@@ -10,8 +10,8 @@
 
 #include "bench_check.h"
 
-const int32_t kSweepTokens[] = {1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096,
-                                8192, 16384};
+const int32_t kSweepTokens[] = {1,   2,   4,   8,   12,   16,   24,   32,   48,   64,   96,
+                                128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192, 16384};
 const int32_t kSweepTokenCount = (int32_t)(sizeof(kSweepTokens) / sizeof(kSweepTokens[0]));
 const int32_t kQuickSweepTokens[] = {1, 32, 512, 4096};
 const int32_t kQuickSweepTokenCount = (int32_t)(sizeof(kQuickSweepTokens) / sizeof(kQuickSweepTokens[0]));
