@@ -12,7 +12,8 @@ alphamoe_status select_variant(const alphamoe_router &router, int32_t num_tokens
 
 // small's grid of at most kMaxClusterCtas CTAs, each of at most
 // kMaxClusterCtaTokens tokens, launches as one thread-block cluster (the
-// kernel exchanges counts through distributed shared memory); every other
+// kernel exchanges counts through distributed shared memory), and so does
+// a token-CTA grid of up to kMaxTokenCtas (capi/route.cpp); every other
 // co-resident grid launches cooperatively.
 bool launches_as_cluster(const alphamoe_selection &selection);
 

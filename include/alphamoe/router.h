@@ -297,7 +297,7 @@ typedef struct alphamoe_selection {
     int32_t grid_ctas;
     int32_t block_threads;
     int32_t cooperative;              /* nonzero: every CTA resident at once (small: one cluster
-                                         when <= 8 CTAs of <= 4095 tokens) */
+                                         when <= 8 CTAs of <= 4095 tokens, or a CTA a token) */
     int32_t image_arch;               /* the embedded image used: 90 for sm_90a, 100, 103 */
     int32_t tokens_per_cta;
 } alphamoe_selection;
