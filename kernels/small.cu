@@ -102,7 +102,7 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
             // A token-CTA cluster beyond the portable size reads the
             // counts of up to kMaxTokenCtas CTAs; one within it, of
             // kMaxClusterCtas: DeepSeek-V3 at 8 tokens with cold code took
-            // 5.10 to 5.18 us reading up to 16, 4.93 to 4.96 reading 8, the
+            // 5.10 to 5.22 us reading up to 16, 4.93 to 4.96 reading 8, the
             // same with warm code (H200, bench/RESULTS.md).
             if (one_cluster && kTokenCtas && gridDim.x > kMaxClusterCtas)
                 exchange_in_cluster<kMaxTokenCtas>(a, sh, count, total, earlier);
