@@ -236,11 +236,29 @@ static void wait_or_die(cudaStream_t stream, int seconds, const char *what) {
         if (r_ != CUDA_SUCCESS) fail_msg("%s: CUresult %d", #call, (int)r_);          \
     } while (0)
 
+/* Sigmoid scoring over the case's experts in groups of 32, half of the
+ * groups kept, in place of its softmax: from 2 to 16 tokens the library
+ * launches a cluster of a CTA a token (beyond 8 CTAs, a size past the
+ * portable one). */
+static void score_by_sigmoid(case_inputs *in, const route_case *c) {
+    alphamoe_params p = test_params(c->E, c->k, c->block_m, c->M, c->flags);
+    p.scoring = ALPHAMOE_SCORING_SIGMOID;
+    p.num_groups = c->E / 32;
+    p.topk_groups = p.num_groups / 2;
+    p.force_specialization = c->force;
+    alphamoe_router_destroy(in->router);
+    ROUTE_OK(alphamoe_router_create(&p, &in->router));
+    host_plan_free(&in->expected);
+    assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
+    inputs_update(in, c);
+}
+
 /* A green context with the fewest multiprocessors the device allows: the
  * router's attributes (and so its grids) are those of the whole device, so
  * a cooperative grid sized for the device is too large for the context and
- * the driver refuses it. The library must fall back to its one-CTA kernel:
- * results exact, no hang. A probe launch shows the refusal is real. */
+ * the driver refuses it, and so may a cluster. The library must fall back
+ * to its one-CTA kernel: results exact, no hang. A probe launch shows the
+ * refusal is real. */
 static void gpu_fault_cooperative_refused(void **state) {
     (void)state;
     test_rng rng = case_rng(0x7301);
@@ -311,10 +329,12 @@ static void gpu_fault_cooperative_refused(void **state) {
     attrs.struct_size = sizeof attrs;
     ROUTE_OK(alphamoe_device_attributes_query(ordinal, &attrs));
     const struct {
-        int32_t force, M, shared;
-    } calls[] = {{ALPHAMOE_SPECIALIZATION_SMALL, 512, 0}, {ALPHAMOE_SPECIALIZATION_SMALL, 400, 1},
-                 {ALPHAMOE_SPECIALIZATION_LARGE, 4096, 0}, {ALPHAMOE_SPECIALIZATION_LARGE, 100, 1},
-                 {ALPHAMOE_SPECIALIZATION_AUTO, 3000, 0}, {ALPHAMOE_SPECIALIZATION_AUTO, 200, 1}};
+        int32_t force, M, shared, sigmoid;
+    } calls[] = {{ALPHAMOE_SPECIALIZATION_SMALL, 512, 0, 0}, {ALPHAMOE_SPECIALIZATION_SMALL, 400, 1, 0},
+                 {ALPHAMOE_SPECIALIZATION_LARGE, 4096, 0, 0}, {ALPHAMOE_SPECIALIZATION_LARGE, 100, 1, 0},
+                 {ALPHAMOE_SPECIALIZATION_AUTO, 3000, 0, 0}, {ALPHAMOE_SPECIALIZATION_AUTO, 200, 1, 0},
+                 {ALPHAMOE_SPECIALIZATION_AUTO, 32, 0, 0},   {ALPHAMOE_SPECIALIZATION_AUTO, 4, 0, 1},
+                 {ALPHAMOE_SPECIALIZATION_AUTO, 12, 0, 1},   {ALPHAMOE_SPECIALIZATION_AUTO, 16, 0, 1}};
     int oversized = 0;
     for (int i = 0; i < COUNT(calls); ++i) {
         route_case c = {512, 10, 8, calls[i].M, 0,
@@ -322,6 +342,7 @@ static void gpu_fault_cooperative_refused(void **state) {
                         LOGITS_RANDOM, 0, 1, 0};
         case_inputs in;
         inputs_make(&in, &c, &rng);
+        if (calls[i].sigmoid) score_by_sigmoid(&in, &c);
         alphamoe_selection sel;
         memset(&sel, 0, sizeof sel);
         sel.struct_size = sizeof sel;
@@ -333,7 +354,7 @@ static void gpu_fault_cooperative_refused(void **state) {
         device_plan_poison(&d, (cudaStream_t)green_stream);
         ROUTE_OK(alphamoe_route(in.router, c.M, in.device_logits, &d.buffers, (struct CUstream_st *)green_stream));
         char what[160];
-        snprintf(what, sizeof what, "%s grid of %d CTAs on %d SMs (M=%d)",
+        snprintf(what, sizeof what, "%s%s grid of %d CTAs on %d SMs (M=%d)", calls[i].sigmoid ? "sigmoid, " : "",
                  alphamoe_specialization_name(sel.specialization), sel.grid_ctas, green_sms, c.M);
         wait_or_die((cudaStream_t)green_stream, 60, what);
         device_plan_read(&d, (cudaStream_t)green_stream);
