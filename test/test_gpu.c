@@ -390,12 +390,18 @@ static void gpu_graph_replay(void **state) {
     cudaStream_t stream;
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     int replays = 0;
-    for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE; ++force)
+    /* Each specialization forced, routed-only and shared-expert, then
+     * sigmoid scoring at 4 and 12 tokens: clusters of a CTA a token, the
+     * second of a size past the portable one. */
+    for (int force = 0; force <= ALPHAMOE_SPECIALIZATION_LARGE + 1; ++force)
         for (int shared = 0; shared < 2; ++shared) {
-            route_case c = {512, 10, 8, force == 1 ? 40 : 3000, 0,
-                            shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, force, LOGITS_RANDOM, 0, 1, 0};
+            const int sigmoid = force > ALPHAMOE_SPECIALIZATION_LARGE;
+            route_case c = {512, 10, 8, sigmoid ? 4 + 8 * shared : force == 1 ? 40 : 3000, 0,
+                            shared && !sigmoid ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, sigmoid ? 0 : force,
+                            LOGITS_RANDOM, 0, 1, 0};
             case_inputs in;
             inputs_make(&in, &c, &rng);
+            if (sigmoid) inputs_score_by_sigmoid(&in, &c);
             device_plan d;
             device_plan_alloc(&d, in.router, 1);
             cudaGraph_t graph;

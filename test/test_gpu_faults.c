@@ -236,23 +236,6 @@ static void wait_or_die(cudaStream_t stream, int seconds, const char *what) {
         if (r_ != CUDA_SUCCESS) fail_msg("%s: CUresult %d", #call, (int)r_);          \
     } while (0)
 
-/* Sigmoid scoring over the case's experts in groups of 32, half of the
- * groups kept, in place of its softmax: from 2 to 16 tokens the library
- * launches a cluster of a CTA a token (beyond 8 CTAs, a size past the
- * portable one). */
-static void score_by_sigmoid(case_inputs *in, const route_case *c) {
-    alphamoe_params p = test_params(c->E, c->k, c->block_m, c->M, c->flags);
-    p.scoring = ALPHAMOE_SCORING_SIGMOID;
-    p.num_groups = c->E / 32;
-    p.topk_groups = p.num_groups / 2;
-    p.force_specialization = c->force;
-    alphamoe_router_destroy(in->router);
-    ROUTE_OK(alphamoe_router_create(&p, &in->router));
-    host_plan_free(&in->expected);
-    assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
-    inputs_update(in, c);
-}
-
 /* A green context with the fewest multiprocessors the device allows: the
  * router's attributes (and so its grids) are those of the whole device, so
  * a cooperative grid sized for the device is too large for the context and
@@ -342,7 +325,7 @@ static void gpu_fault_cooperative_refused(void **state) {
                         LOGITS_RANDOM, 0, 1, 0};
         case_inputs in;
         inputs_make(&in, &c, &rng);
-        if (calls[i].sigmoid) score_by_sigmoid(&in, &c);
+        if (calls[i].sigmoid) inputs_score_by_sigmoid(&in, &c);
         alphamoe_selection sel;
         memset(&sel, 0, sizeof sel);
         sel.struct_size = sizeof sel;

@@ -49,6 +49,19 @@ void inputs_update(case_inputs *in, const route_case *c) {
     if (validate_plan(&in->expected, c->M, why, sizeof why)) fail_msg("host reference invalid: %s", why);
 }
 
+void inputs_score_by_sigmoid(case_inputs *in, const route_case *c) {
+    alphamoe_params p = test_params(c->E, c->k, c->block_m, c->max_tokens > c->M ? c->max_tokens : c->M, c->flags);
+    p.scoring = ALPHAMOE_SCORING_SIGMOID;
+    p.num_groups = c->E / 32;
+    p.topk_groups = p.num_groups / 2;
+    p.force_specialization = c->force;
+    alphamoe_router_destroy(in->router);
+    ROUTE_OK(alphamoe_router_create(&p, &in->router));
+    host_plan_free(&in->expected);
+    assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
+    inputs_update(in, c);
+}
+
 void inputs_free(case_inputs *in) {
     host_plan_free(&in->expected);
     CUDA_OK(cudaFree(in->device_logits));

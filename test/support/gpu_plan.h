@@ -43,6 +43,12 @@ void inputs_make(case_inputs *in, const route_case *c, test_rng *rng);
 /* After the caller rewrote in->logits (rows of in->stride): uploads them
  * and recomputes the host reference. */
 void inputs_update(case_inputs *in, const route_case *c);
+/* The case's router with sigmoid scoring over its experts in groups of 32
+ * (E a multiple of 32), half of the groups kept, in place of its softmax,
+ * and the host reference of that: from 2 to 16 tokens the library
+ * launches a cluster of a CTA a token (beyond 8 CTAs, a size past the
+ * portable one). */
+void inputs_score_by_sigmoid(case_inputs *in, const route_case *c);
 void inputs_free(case_inputs *in);
 
 /* Named in every failure of check_against (a soak's case number, say). */
