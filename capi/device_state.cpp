@@ -176,8 +176,9 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     };
     // Whether a token-CTA entry point's grid of kMaxTokenCtas CTAs, a
     // cluster beyond the portable size, fits the device once the kernel
-    // allows such sizes. Any refusal says only that it does not: such grids
-    // then take another path (alphamoe_route), never a failing launch.
+    // allows such sizes (as the context resolving the device sees it). Any
+    // refusal says only that it does not: such grids then take another
+    // path (alphamoe_route), never a failing launch.
     bool token_clusters_fit = true;
     const auto allow_token_cluster = [&](CUkernel k) {
         CUresult r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, k, dev);

@@ -35,7 +35,7 @@ struct Thresholds {
 // their counts sooner (measured: E512 M512 on 64 CTAs -0.13 us against
 // 128; 16 tokens on 32 CTAs +0.2 us). Up to kMaxTokenCtas tokens, the
 // calls token_ctas_hold takes rank a token a CTA, one cluster (DeepSeek-V3
-// at 2 to 16 tokens 4.2 to 4.8 us, against 5.4 to 6.5 with a warp a token;
+// at 2 to 16 tokens 4.2 to 4.9 us, against 5.3 to 6.5 with a warp a token;
 // bench/RESULTS.md). The Blackwell rows are the Hopper values until they
 // are measured there.
 const Thresholds kThresholds[] = {

@@ -1,9 +1,9 @@
 // small: a co-resident grid, one slice of tokens per CTA, one barrier
 // between counting and placing. Up to kMaxClusterCtas CTAs (kMaxTokenCtas
 // in the token-CTA entry points) the grid is one thread-block cluster (all
-// on one GPC): the CTAs trade their expert counts
-// through distributed shared memory across a cluster barrier, which the
-// hardware completes inside the GPC, with no workspace traffic. A larger
+// on one GPC): the CTAs trade their expert counts through distributed
+// shared memory across a cluster barrier, which the hardware completes
+// inside the GPC, with no workspace traffic. A larger
 // grid is launched cooperatively and meets at a grid barrier, the counts
 // going through the workspace. Either way every CTA then sums the counts
 // itself: redundant, but cheaper than a second barrier while the grid is
