@@ -290,6 +290,20 @@ __device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool r
     return sum > 0.0f ? s / sum : 0.0f;
 }
 
+// sigmoid_weight from the active lanes' scores, sigmoid(logit), already
+// taken (a CTA's ranking keeps them: one_token_select_flavoured.cuh), with
+// the routed scaling factor.
+__device__ __forceinline__ float sigmoid_score_weight(const RouteArgs &a, float score, bool active,
+                                                      float *sum_terms) {
+    float s = active ? score : 0.0f;
+    if (isnan(s)) s = 0.0f;
+    if (!(a.flags & kFlagNoRenormalize)) {
+        const float sum = sum_of_16_lanes(s, sum_terms);
+        s = sum > 0.0f ? s / sum : 0.0f;
+    }
+    return a.scale == 1.0f ? s : s * a.scale;
+}
+
 // The plan's id of global expert `id`: itself without expert parallelism,
 // else its local id, or -1 when another rank owns it (any map value
 // outside [0, L) means that).

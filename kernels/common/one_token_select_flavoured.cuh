@@ -15,11 +15,25 @@
 
 namespace alphamoe {
 
+// The rank scratch of the warps past the ranking's three (below) holds
+// each expert's sigmoid where a correction bias makes the keys scores:
+// warp 0 takes the chosen experts' weights from there rather than reading
+// their logits again and taking their sigmoids once more after the
+// ranking. Past the cluster's published counts too (small.cu), which the
+// grid CTA writes once warp 0 is done.
+constexpr int kStashedScoresScratch = 4;
+static_assert((kWarpsPerBlock - kStashedScoresScratch) * sizeof(RankScratch) >= kMaxExperts * sizeof(float) &&
+                  kStashedScoresScratch * sizeof(RankScratch) >= kMaxExperts * sizeof(uint16_t),
+              "every expert's score fits the scratch past the published counts");
+
 // Expert e's ranking key from its logit x: x itself, or with a correction
-// bias fl(sigmoid(x) + bias), as flavour_keys.
-__device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, float bias) {
+// bias fl(sigmoid(x) + bias), as flavour_keys, the sigmoid kept in *score
+// where score is given.
+__device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, float bias, float *score) {
     if (!(a.flags & kFlagCorrectionBias)) return ordered_key(x);
-    return ordered_key(alphamoe_biased_score(alphamoe_sigmoid(x), bias));
+    const float s = alphamoe_sigmoid(x);
+    if (score) *score = s;
+    return ordered_key(alphamoe_biased_score(s, bias));
 }
 
 // Every thread of the CTA calls it, for token t: token 0 of a one-token
@@ -67,7 +81,10 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     uint32_t *group_scores = sh.rank_scratch[2].gathered.value;
     RankScratch &scratch = sh.rank_scratch[0];
 
-    uint32_t key = candidate ? flavour_key(a, logit, bias) : kNoCandidateKey;
+    float *scores = reinterpret_cast<float *>(&sh.rank_scratch[kStashedScoresScratch]);
+    // (With a shared expert, which a correction bias never comes with, the
+    // weights read the logits.)
+    uint32_t key = candidate ? flavour_key(a, logit, bias, kShared ? nullptr : scores + expert) : kNoCandidateKey;
     if (grouped) {  // no shared expert with groups: warp g holds group g
         const uint32_t score = group_score(key, kNoCandidateKey, (a.flags & kFlagCorrectionBias) != 0, lane);
         if (lane == 0) group_scores[warp] = score;
@@ -115,9 +132,9 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     const int32_t block = kGridToken ? 0 : __popc(__ballot_sync(kFullMask, chosen) & ((1u << lane) - 1u));
     // The weights this ranking serves read no row slice.
     const RowSlice<S> unread = {};
-    write_token<S, kShared, true>(a, sh, t, 0, unread, shared_logit, id, key_value(chosen_key), key_value(first_key),
-                                  kGridToken ? kTallyBits : kTallyNone,
-                                  reinterpret_cast<float *>(scratch.gathered.value));
+    write_token<S, kShared, true, false, !kShared>(a, sh, t, 0, unread, shared_logit, id, key_value(chosen_key),
+                                                   key_value(first_key), kGridToken ? kTallyBits : kTallyNone,
+                                                   reinterpret_cast<float *>(scratch.gathered.value), scores);
     if (kGridToken) return true;
     // After the token, as in one_token_select.cuh.
     if (chosen) write_one_token_block(a, block, own_id, rank);

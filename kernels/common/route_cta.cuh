@@ -169,20 +169,25 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // flavours' full softmax reads them). sum_terms: where given, the weights'
 // sum is taken through these 16 words of shared memory (sum_of_16_lanes).
 // kChosenBits: the kernel may tally kTallyChosenBits (the plain tiny one).
-template <int S, bool kShared, bool kFlavoured, bool kChosenBits = false>
+// kStashedScores: with a correction bias, `scores` holds each expert's
+// sigmoid, which the CTA's ranking took for its key (no shared expert).
+template <int S, bool kShared, bool kFlavoured, bool kChosenBits = false, bool kStashedScores = false>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
                                             float chosen, float largest, PairTally tally,
-                                            float *sum_terms = nullptr) {
+                                            float *sum_terms = nullptr, const float *scores = nullptr) {
+    static_assert(!kStashedScores || (kFlavoured && !kShared), "scores of the flavours' keys, no shared expert");
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
     const int k = a.top_k;
     const RankedExperts r = ranked_experts<kShared>(a);
     // Keys are the logits themselves unless a correction bias made them
-    // scores: then the chosen logits are read again (cached).
+    // scores: then the chosen logits are read again (cached), unless their
+    // scores were kept.
     const bool keys_are_logits = !kFlavoured || !(a.flags & kFlagCorrectionBias);
+    const bool scores_kept = kStashedScores && !keys_are_logits;
     float logit = chosen;
-    if (!keys_are_logits)
+    if (!keys_are_logits && !scores_kept)
         logit = lane < r.n_select ? load_logit<kFlavoured>(a, token_row<kFlavoured>(a, t), id) : 0.0f;
     if (kShared) {
         if (lane == k - 1) {
@@ -192,9 +197,13 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
         largest = fmaxf(largest, shared_logit);  // the non-NaN one when one is NaN
     }
     const bool active = lane < k;
-    const float weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit,
-                                                              active, largest, sum_terms)
-                                    : warp_gate_weight(logit, active, largest, sum_terms);
+    float weight;
+    if (scores_kept)
+        weight = sigmoid_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms);
+    else
+        weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit, active,
+                                                      largest, sum_terms)
+                            : warp_gate_weight(logit, active, largest, sum_terms);
     if (active) {
         const int32_t p = t * k + lane;  // pairs fit int32 (router creation checks)
         a.topk_ids[p] = id;
