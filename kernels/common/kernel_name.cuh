@@ -28,10 +28,9 @@
 // one-token ones (_one_token, from kOneTokenEntryMinSlots in
 // route_args.h), the routed flavoured small kernel's for grids of a token
 // a CTA (_token_ctas, the same widths), the plain large kernel's staged
-// ones (_staged,
-// pairs_staged in route_args.h), those for 16-bit logits of every plain
-// kernel and of the flavoured large one (_half_logits, flavour.cuh), and
-// the plain large kernel's staged ones for 16-bit logits
+// ones (_staged, pairs_staged in route_args.h), those for 16-bit logits of
+// every plain kernel and of the flavoured large one (_half_logits,
+// flavour.cuh), and the plain large kernel's staged ones for 16-bit logits
 // (_staged_half_logits).
 #define ALPHAMOE_VARIANT_KERNEL(family, variant, slots, body)                                \
     extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1)                 \
