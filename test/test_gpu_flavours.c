@@ -32,6 +32,7 @@
 #include "flavour_reference.h"
 #include "gpu_test.h"
 #include "logits_types.h"
+#include "soak.h"
 #include "test_support.h"
 
 /* Cases of the current test case that ran on the GPU, and that the
@@ -728,6 +729,121 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
     report("sanitizer sweep");
 }
 
+/* ------------------------------------------------------------------ soak */
+
+/* A flavour drawn at random, its name spelled out for a failure's
+ * message. */
+typedef struct random_flavour {
+    flavour f;
+    char name[160];
+} random_flavour;
+
+/* A divisor of E in [2, most], or 1 where E has none. */
+static int32_t random_divisor(test_rng *rng, int32_t E, int32_t most) {
+    int32_t divisors[32];
+    int n = 0;
+    for (int32_t g = 2; g <= most && g <= E && n < COUNT(divisors); ++g)
+        if (E % g == 0) divisors[n++] = g;
+    return n ? divisors[rng_below(rng, (uint32_t)n)] : 1;
+}
+
+/* Any scoring, correction bias, grouping (up to the kernels' 32 groups;
+ * groups of 32 experts, the CTA ranking's, a quarter of the time),
+ * normalization, scale, logits type and expert parallelism. The groups
+ * kept start at a random count; draw_flavour_case raises it to hold k. */
+static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
+    static const int32_t types[] = {F32, F32, BF16, F16};
+    static const float scales[] = {0.0f, 0.0f, 1.0f, 2.5f, 2.827f, 0.5f};
+    static const char *const ep_names[] = {"", ", local range", ", expert map", ", map of shared ids"};
+    flavour *f = &out->f;
+    memset(f, 0, sizeof *f);
+    f->scoring = rng_below(rng, 2) ? SIG : SMX;
+    if (f->scoring == SIG && rng_below(rng, 3)) f->flags |= BIAS;
+    if (rng_below(rng, 4) == 0) f->flags |= NO_RENORM;
+    f->logits_type = types[rng_below(rng, COUNT(types))];
+    switch (rng_below(rng, 4)) {
+    case 0: f->groups = E % 32 == 0 && E / 32 <= 32 ? E / 32 : random_divisor(rng, E, 32); break;
+    case 1: f->groups = random_divisor(rng, E, 32); break;
+    default: f->groups = 0; break;
+    }
+    f->topk_groups = f->groups > 1 ? 1 + (int32_t)rng_below(rng, (uint32_t)f->groups) : 0;
+    f->scale = scales[rng_below(rng, COUNT(scales))];
+    f->ep = rng_below(rng, 3) == 0 ? 1 + (int)rng_below(rng, 3) : EP_NONE;
+    snprintf(out->name, sizeof out->name, "random: %s%s%s, %s logits, %d groups, scale %g%s",
+             f->scoring == SIG ? "sigmoid" : "softmax", (f->flags & BIAS) ? " with bias" : "",
+             (f->flags & NO_RENORM) ? ", no renormalization" : "", logits_type_name(f->logits_type), f->groups,
+             (double)f->scale, ep_names[f->ep]);
+    f->name = out->name;
+}
+
+/* A case of a random flavour: E of the models or any up to 512, M over
+ * every specialization's range (a CTA a token's 2 to 16 often), any
+ * block_m, options, specialization, logits and bias. */
+static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
+    static const int32_t common_E[] = {8, 16, 60, 64, 128, 160, 256, 384, 512};
+    const int32_t E = rng_below(rng, 2) ? common_E[rng_below(rng, COUNT(common_E))] : 1 + (int32_t)rng_below(rng, 512);
+    draw_flavour(rng, E, rf);
+    flavour *f = &rf->f;
+    const int32_t k = 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16));
+    if (f->groups > 1)
+        while ((int64_t)f->topk_groups * (E / f->groups) < k) ++f->topk_groups;
+    int32_t M;
+    switch (rng_below(rng, 4)) {
+    case 0: M = (int32_t)rng_below(rng, 17); break;
+    case 1: M = 17 + (int32_t)rng_below(rng, 496); break;
+    case 2: M = 513 + (int32_t)rng_below(rng, 4000); break;
+    default: M = (int32_t)rng_below(rng, 20000); break;
+    }
+    route_case c = {f, E, k, rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256),
+                    M, M + (rng_below(rng, 2) ? (int32_t)rng_below(rng, 3000) : 0),
+                    (rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (rng_below(rng, 2) ? ALPHAMOE_FLAG_PDL : 0u),
+                    (int32_t)rng_below(rng, 4), (logit_pattern)rng_below(rng, LOGITS_PATTERN_COUNT),
+                    (bias_pattern)rng_below(rng, BIAS_PATTERN_COUNT), (int)rng_below(rng, 2)};
+    if (k >= 2 && rng_below(rng, 3) == 0) c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+    return c;
+}
+
+/* Whether the library creates the case's router (the shared expert, say,
+ * takes no groups). */
+static int case_valid(const route_case *c) {
+    const alphamoe_params p = case_params(c);
+    alphamoe_router *r = NULL;
+    if (alphamoe_router_create(&p, &r) != ALPHAMOE_OK) return 0;
+    alphamoe_router_destroy(r);
+    return 1;
+}
+
+/* Random flavours against the host reference for ALPHAMOE_SOAK_SECONDS:
+ * the fixed flavour lists above cross few of the flavours' options with
+ * one another; these draw every combination the contract allows. */
+static void soak_flavours_differential(void **state) {
+    (void)state;
+    soak_clock clock;
+    soak_start(&clock);
+    long cases = 0, pairs = 0;
+    while (soak_running(&clock)) {
+        test_rng rng;
+        soak_case_rng(&rng, cases, 0xF1A7u);
+        random_flavour rf;
+        route_case c;
+        do {
+            c = draw_flavour_case(&rng, &rf);
+        } while (!case_valid(&c));
+        char name[sizeof rf.name + 32];
+        snprintf(name, sizeof name, "soak case %ld, %s", cases, rf.name);
+        rf.f.name = name;
+        run_case(&c, &rng);
+        ++cases;
+        pairs += (long)c.M * c.k;
+        if (soak_report_due(&clock))
+            print_message("# %.0f s: %ld random flavour cases equal to the host reference\n", clock.last_report,
+                          cases);
+    }
+    print_message("# flavours differential: %ld random cases (%ld token-expert pairs) in %ld s, %d equal to the "
+                  "host reference, %d refused as not implemented by the kernels\n",
+                  cases, pairs, clock.budget_seconds, g_ran, g_refused);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static int reset_counts(void **state) {
@@ -750,6 +866,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_staged_half_logits, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),
+        cmocka_unit_test_setup(soak_flavours_differential, reset_counts),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     const int failed = cmocka_run_group_tests_name("gpu_flavours", tests, NULL, NULL);

@@ -17,23 +17,11 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "gpu_plan.h"
+#include "soak.h"
 #include "test_support.h"
-
-static double seconds_since(const struct timespec *start) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
-}
-
-static long env_long(const char *name, long fallback) {
-    const char *v = getenv(name);
-    return v && *v ? strtol(v, NULL, 0) : fallback;
-}
 
 /* ------------------------------------------------------------ differential */
 
@@ -65,28 +53,23 @@ static route_case random_case(test_rng *rng) {
 
 static void soak_differential(void **state) {
     (void)state;
-    const long budget = env_long("ALPHAMOE_SOAK_SECONDS", 180);
-    const uint64_t base = test_base_seed();
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    soak_clock clock;
+    soak_start(&clock);
     long cases = 0, pairs = 0;
-    double last_report = 0.0;
-    while (seconds_since(&start) < (double)budget) {
+    while (soak_running(&clock)) {
         test_rng rng;
-        rng_seed(&rng, base ^ ((uint64_t)(cases + 1) * 0xD1B54A32D192ED03ull));
+        soak_case_rng(&rng, cases, 0);
         const route_case c = random_case(&rng);
         snprintf(gpu_case_label, sizeof gpu_case_label, "differential case %ld", cases);
         run_case(&c, &rng);
         ++cases;
         pairs += (long)c.M * c.k;
-        if (seconds_since(&start) - last_report >= 60.0) {
-            last_report = seconds_since(&start);
-            print_message("# %.0f s: %ld cases equal to the host reference\n", last_report, cases);
-        }
+        if (soak_report_due(&clock))
+            print_message("# %.0f s: %ld cases equal to the host reference\n", clock.last_report, cases);
     }
     gpu_case_label[0] = '\0';
     print_message("# differential: %ld random cases (%ld token-expert pairs) in %ld s, all equal to the host "
-                  "reference\n", cases, pairs, budget);
+                  "reference\n", cases, pairs, clock.budget_seconds);
 }
 
 /* ------------------------------------------------------------ a million calls */
@@ -117,7 +100,7 @@ static cudaGraphExec_t capture(const alphamoe_router *router, const int32_t *Ms,
 
 static void soak_graph_calls(void **state) {
     (void)state;
-    const long total = env_long("ALPHAMOE_SOAK_CALLS", 1000000);
+    const long total = soak_env_long("ALPHAMOE_SOAK_CALLS", 1000000);
     test_rng rng = case_rng(0x8201);
     const int32_t max_tokens = 4096;
     route_case c = {512, 10, 16, max_tokens, max_tokens, ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_PDL, 0,
@@ -143,8 +126,8 @@ static void soak_graph_calls(void **state) {
 
     host_plan expected;
     assert_int_equal(host_plan_alloc(&expected, in.router, 1), 0);
-    struct timespec start;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    soak_clock clock;
+    soak_start(&clock);
     long calls = 0, checked = 0;
     while (calls < total) {
         /* One window of CHECK_EVERY calls: batches, single calls, and the
@@ -180,7 +163,7 @@ static void soak_graph_calls(void **state) {
         ++checked;
     }
     gpu_case_label[0] = '\0';
-    const double elapsed = seconds_since(&start);
+    const double elapsed = soak_elapsed(&clock);
     print_message("# %ld routed calls through graph replays (random M <= %d) in %.1f s, %ld checked against the "
                   "host reference: no drift, workspace ready after each\n", calls, max_tokens, elapsed, checked);
     for (int g = 0; g < BATCH_GRAPHS; ++g) CUDA_OK(cudaGraphExecDestroy(batches[g]));

@@ -1,0 +1,33 @@
+#include "soak.h"
+
+#include <stdlib.h>
+
+long soak_env_long(const char *name, long fallback) {
+    const char *v = getenv(name);
+    return v && *v ? strtol(v, NULL, 0) : fallback;
+}
+
+void soak_start(soak_clock *clock) {
+    clock_gettime(CLOCK_MONOTONIC, &clock->start);
+    clock->budget_seconds = soak_env_long("ALPHAMOE_SOAK_SECONDS", 180);
+    clock->last_report = 0.0;
+}
+
+double soak_elapsed(const soak_clock *clock) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - clock->start.tv_sec) + 1e-9 * (double)(now.tv_nsec - clock->start.tv_nsec);
+}
+
+int soak_running(const soak_clock *clock) { return soak_elapsed(clock) < (double)clock->budget_seconds; }
+
+int soak_report_due(soak_clock *clock) {
+    const double now = soak_elapsed(clock);
+    if (now - clock->last_report < 60.0) return 0;
+    clock->last_report = now;
+    return 1;
+}
+
+void soak_case_rng(test_rng *rng, long case_number, uint64_t salt) {
+    rng_seed(rng, (test_base_seed() ^ salt) ^ ((uint64_t)(case_number + 1) * 0xD1B54A32D192ED03ull));
+}
