@@ -804,11 +804,15 @@ static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
 }
 
 /* Whether the library creates the case's router (the shared expert, say,
- * takes no groups). */
-static int case_valid(const route_case *c) {
+ * takes no groups), and then the specialization its call takes here. */
+static int case_selection(const route_case *c, alphamoe_selection *sel) {
     const alphamoe_params p = case_params(c);
     alphamoe_router *r = NULL;
     if (alphamoe_router_create(&p, &r) != ALPHAMOE_OK) return 0;
+    const alphamoe_device_attributes attrs = current_device_attributes();
+    memset(sel, 0, sizeof *sel);
+    sel->struct_size = sizeof *sel;
+    ROUTE_OK(alphamoe_router_select(r, c->M, &attrs, sel));
     alphamoe_router_destroy(r);
     return 1;
 }
@@ -821,14 +825,19 @@ static void soak_flavours_differential(void **state) {
     soak_clock clock;
     soak_start(&clock);
     long cases = 0, pairs = 0;
+    long taken[ALPHAMOE_SPECIALIZATION_LARGE + 1] = {0}; /* cases by the specialization chosen */
+    long token_ctas = 0;                              /* small's a CTA a token among them */
     while (soak_running(&clock)) {
         test_rng rng;
         soak_case_rng(&rng, cases, 0xF1A7u);
         random_flavour rf;
         route_case c;
+        alphamoe_selection sel;
         do {
             c = draw_flavour_case(&rng, &rf);
-        } while (!case_valid(&c));
+        } while (!case_selection(&c, &sel));
+        ++taken[sel.specialization];
+        token_ctas += sel.specialization == ALPHAMOE_SPECIALIZATION_SMALL && sel.tokens_per_cta == 1 && c.M >= 2;
         char name[sizeof rf.name + 32];
         snprintf(name, sizeof name, "soak case %ld, %s", cases, rf.name);
         rf.f.name = name;
@@ -840,8 +849,10 @@ static void soak_flavours_differential(void **state) {
                           cases);
     }
     print_message("# flavours differential: %ld random cases (%ld token-expert pairs) in %ld s, %d equal to the "
-                  "host reference, %d refused as not implemented by the kernels\n",
-                  cases, pairs, clock.budget_seconds, g_ran, g_refused);
+                  "host reference, %d refused as not implemented by the kernels; tiny %ld, small %ld (%ld of them a "
+                  "CTA a token), large %ld\n",
+                  cases, pairs, clock.budget_seconds, g_ran, g_refused, taken[ALPHAMOE_SPECIALIZATION_TINY],
+                  taken[ALPHAMOE_SPECIALIZATION_SMALL], token_ctas, taken[ALPHAMOE_SPECIALIZATION_LARGE]);
 }
 
 /* ------------------------------------------------------------------ main */
