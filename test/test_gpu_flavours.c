@@ -750,11 +750,11 @@ static int32_t random_divisor(test_rng *rng, int32_t E, int32_t most) {
 /* Any scoring, correction bias, grouping (up to the kernels' 32 groups;
  * groups of 32 experts, the CTA ranking's, a quarter of the time),
  * normalization, scale, logits type and expert parallelism. The groups
- * kept start at a random count; draw_flavour_case raises it to hold k. */
+ * kept start at a random count; draw_flavour_case raises it to hold k,
+ * then names the flavour. */
 static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
     static const int32_t types[] = {F32, F32, BF16, F16};
     static const float scales[] = {0.0f, 0.0f, 1.0f, 2.5f, 2.827f, 0.5f};
-    static const char *const ep_names[] = {"", ", local range", ", expert map", ", map of shared ids"};
     flavour *f = &out->f;
     memset(f, 0, sizeof *f);
     f->scoring = rng_below(rng, 2) ? SIG : SMX;
@@ -769,24 +769,50 @@ static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
     f->topk_groups = f->groups > 1 ? 1 + (int32_t)rng_below(rng, (uint32_t)f->groups) : 0;
     f->scale = scales[rng_below(rng, COUNT(scales))];
     f->ep = rng_below(rng, 3) == 0 ? 1 + (int)rng_below(rng, 3) : EP_NONE;
-    snprintf(out->name, sizeof out->name, "random: %s%s%s, %s logits, %d groups, scale %g%s",
-             f->scoring == SIG ? "sigmoid" : "softmax", (f->flags & BIAS) ? " with bias" : "",
-             (f->flags & NO_RENORM) ? ", no renormalization" : "", logits_type_name(f->logits_type), f->groups,
-             (double)f->scale, ep_names[f->ep]);
-    f->name = out->name;
 }
 
-/* A case of a random flavour: E of the models or any up to 512, M over
- * every specialization's range (a CTA a token's 2 to 16 often), any
- * block_m, options, specialization, logits and bias. */
+static void name_random_flavour(random_flavour *rf) {
+    static const char *const ep_names[] = {"", ", local range", ", expert map", ", map of shared ids"};
+    const flavour *f = &rf->f;
+    snprintf(rf->name, sizeof rf->name, "random: %s%s%s, %s logits, %d groups keep %d, scale %g%s",
+             f->scoring == SIG ? "sigmoid" : "softmax", (f->flags & BIAS) ? " with bias" : "",
+             (f->flags & NO_RENORM) ? ", no renormalization" : "", logits_type_name(f->logits_type), f->groups,
+             f->topk_groups, (double)f->scale, ep_names[f->ep]);
+    rf->f.name = rf->name;
+}
+
+/* One of the list's flavours of a model's own E and k, as served. */
+static void draw_model_flavour(test_rng *rng, random_flavour *out) {
+    int models[COUNT(kFlavours)];
+    int n = 0;
+    for (int i = 0; i < COUNT(kFlavours); ++i)
+        if (kFlavours[i].E) models[n++] = i;
+    out->f = kFlavours[models[rng_below(rng, (uint32_t)n)]];
+    snprintf(out->name, sizeof out->name, "%s", out->f.name);
+    out->f.name = out->name;
+}
+
+/* A case of a random flavour (a model's a quarter of the time, so that the
+ * paths they take are drawn often): E of the models or any up to 512, M
+ * over every specialization's range (a CTA a token's 2 to 16 often), any
+ * block_m, options and specialization; random logits half the time (the
+ * rankings' fast paths), any pattern else, any bias pattern. */
 static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
     static const int32_t common_E[] = {8, 16, 60, 64, 128, 160, 256, 384, 512};
-    const int32_t E = rng_below(rng, 2) ? common_E[rng_below(rng, COUNT(common_E))] : 1 + (int32_t)rng_below(rng, 512);
-    draw_flavour(rng, E, rf);
     flavour *f = &rf->f;
-    const int32_t k = 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16));
-    if (f->groups > 1)
-        while ((int64_t)f->topk_groups * (E / f->groups) < k) ++f->topk_groups;
+    int32_t E, k;
+    if (rng_below(rng, 4) == 0) {
+        draw_model_flavour(rng, rf);
+        E = f->E;
+        k = f->k;
+    } else {
+        E = rng_below(rng, 2) ? common_E[rng_below(rng, COUNT(common_E))] : 1 + (int32_t)rng_below(rng, 512);
+        draw_flavour(rng, E, rf);
+        k = 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16));
+        if (f->groups > 1)
+            while ((int64_t)f->topk_groups * (E / f->groups) < k) ++f->topk_groups;
+        name_random_flavour(rf);
+    }
     int32_t M;
     switch (rng_below(rng, 4)) {
     case 0: M = (int32_t)rng_below(rng, 17); break;
@@ -794,12 +820,23 @@ static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
     case 2: M = 513 + (int32_t)rng_below(rng, 4000); break;
     default: M = (int32_t)rng_below(rng, 20000); break;
     }
-    route_case c = {f, E, k, rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256),
-                    M, M + (rng_below(rng, 2) ? (int32_t)rng_below(rng, 3000) : 0),
-                    (rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (rng_below(rng, 2) ? ALPHAMOE_FLAG_PDL : 0u),
-                    (int32_t)rng_below(rng, 4), (logit_pattern)rng_below(rng, LOGITS_PATTERN_COUNT),
-                    (bias_pattern)rng_below(rng, BIAS_PATTERN_COUNT), (int)rng_below(rng, 2)};
-    if (k >= 2 && rng_below(rng, 3) == 0) c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+    /* One draw a statement: the order of an initializer list's is not
+     * specified, and a printed seed must replay the case. */
+    route_case c;
+    memset(&c, 0, sizeof c);
+    c.f = f;
+    c.E = E;
+    c.k = k;
+    c.M = M;
+    c.block_m = rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256);
+    c.max_tokens = M + (rng_below(rng, 2) ? (int32_t)rng_below(rng, 3000) : 0);
+    c.extra_flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
+    c.extra_flags |= rng_below(rng, 2) ? ALPHAMOE_FLAG_PDL : 0u;
+    c.extra_flags |= k >= 2 && rng_below(rng, 3) == 0 ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u;
+    c.force = (int32_t)rng_below(rng, 4);
+    c.pattern = rng_below(rng, 2) ? LOGITS_RANDOM : (logit_pattern)rng_below(rng, LOGITS_PATTERN_COUNT);
+    c.bias = (bias_pattern)rng_below(rng, BIAS_PATTERN_COUNT);
+    c.with_optional = (int)rng_below(rng, 2);
     return c;
 }
 
