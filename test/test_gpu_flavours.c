@@ -4,7 +4,8 @@
  * bf16 and fp16 logits, and the model presets that combine them. Ids and
  * plan bitwise, weights within the contract's tolerance, nothing written
  * outside what the contract says; the three specializations bitwise equal
- * to each other; non-finite logits and biases.
+ * to each other; non-finite logits and biases. In suite soak, random
+ * flavours for ALPHAMOE_SOAK_SECONDS (soak_flavours_differential).
  *
  * Flavours the kernels do not implement yet: the library refuses them
  * with ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR, and alphamoe_router_select says
