@@ -176,6 +176,64 @@ __device__ __forceinline__ uint32_t group_score(uint32_t best, uint32_t second, 
     return ordered_key(alphamoe_group_pair_score(key_value(top), key_value(runner_up)));
 }
 
+// The larger two of the keys {best_a, second_a, best_b, second_b}, equal
+// keys counted apart (best >= second in each pair).
+__device__ __forceinline__ void merge_best_two(uint32_t &best, uint32_t &second, uint32_t other_best,
+                                               uint32_t other_second) {
+    second = max(min(best, other_best), max(second, other_second));
+    best = max(best, other_best);
+}
+
+// Groups of 32 experts, lane l holding key[g] of expert 32 g + l: the score
+// key of group g in lane g (as group_score gives it; kNoCandidateKey in
+// lanes past the S slots' groups). The S groups' best two keys are
+// reduced together: each of the first log2(S) butterfly steps hands the
+// partner lane half of the groups a lane still holds and merges the half
+// it keeps, so that after them lane l holds group l >> (5 - log2 S), over
+// 32 / S lanes; the remaining steps reduce within a group. That is one
+// chain of 5 shuffle rounds, where a reduction a group (two REDUXes and a
+// vote each) is a chain per group, the groups one after the other: each
+// warp-wide instruction, in a region the compiler guards for divergence,
+// ends a block it moves no code across.
+template <int S>
+__device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S], bool pair_sum, int lane) {
+    static_assert(S >= 1 && S <= 32 && (S & (S - 1)) == 0, "a power of two of slots");
+    constexpr int kSteps = S == 1 ? 0 : S == 2 ? 1 : S == 4 ? 2 : S == 8 ? 3 : S == 16 ? 4 : 5;
+    uint32_t best[S], second[S];
+#pragma unroll
+    for (int g = 0; g < S; ++g) {
+        best[g] = key[g];
+        second[g] = kNoCandidateKey;
+    }
+#pragma unroll
+    for (int step = 0; step < kSteps; ++step) {
+        const int half = S >> (step + 1);  // groups held after this step
+        const int mask = 16 >> step;
+        const bool upper = (lane & mask) != 0;  // keeps the upper half
+#pragma unroll
+        for (int j = 0; j < half; ++j) {
+            const uint32_t keep_best = upper ? best[j + half] : best[j];
+            const uint32_t keep_second = upper ? second[j + half] : second[j];
+            const uint32_t other_best = __shfl_xor_sync(kFullMask, upper ? best[j] : best[j + half], mask);
+            const uint32_t other_second = __shfl_xor_sync(kFullMask, upper ? second[j] : second[j + half], mask);
+            best[j] = keep_best;
+            second[j] = keep_second;
+            merge_best_two(best[j], second[j], other_best, other_second);
+        }
+    }
+#pragma unroll
+    for (int mask = 16 >> kSteps; mask > 0; mask >>= 1) {
+        const uint32_t other_best = __shfl_xor_sync(kFullMask, best[0], mask);
+        const uint32_t other_second = __shfl_xor_sync(kFullMask, second[0], mask);
+        merge_best_two(best[0], second[0], other_best, other_second);
+    }
+    const uint32_t score =
+        pair_sum ? ordered_key(alphamoe_group_pair_score(key_value(best[0]), key_value(second[0]))) : best[0];
+    // Group g's lanes are g << (5 - kSteps) onward.
+    const uint32_t mine = __shfl_sync(kFullMask, score, (lane << (5 - kSteps)) & 31);
+    return lane < S ? mine : kNoCandidateKey;
+}
+
 // The groups kept: bit g for each of the best `kept` of `groups` score
 // keys, lane g < groups holding group g's; equal scores rank the lower
 // group first. Only the groups there are (8 for DeepSeek-V3, not the 32
@@ -214,13 +272,8 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
     // slower for DeepSeek-V3.
     if (S <= 8 && size == 32) {
 #pragma unroll
-        for (int g = 0; g < S; ++g) {
-            group_of[g] = g < groups ? g : -1;
-            if (g < groups) {
-                const uint32_t score = group_score(key[g], kNoCandidateKey, pair_sum, lane);
-                if (lane == g) my_group = score;
-            }
-        }
+        for (int g = 0; g < S; ++g) group_of[g] = g < groups ? g : -1;
+        my_group = groups_of_32_score(key, pair_sum, lane);
     } else {
 #pragma unroll
         for (int i = 0; i < S; ++i) group_of[i] = i * 32 + lane < a.num_experts ? (i * 32 + lane) / size : -1;
