@@ -185,8 +185,8 @@ __device__ __forceinline__ void merge_best_two(uint32_t &best, uint32_t &second,
 }
 
 // Groups of 32 experts, lane l holding key[g] of expert 32 g + l: the score
-// key of group g in lane g (as group_score gives it; kNoCandidateKey in
-// lanes past the S slots' groups). The S groups' best two keys are
+// key of group g in lane g < S, as group_score gives it (kNoCandidateKey
+// in the lanes from S on). The S groups' best two keys are
 // reduced together: each of the first log2(S) butterfly steps hands the
 // partner lane half of the groups a lane still holds and merges the half
 // it keeps, so that after them lane l holds group l >> (5 - log2 S), over
@@ -196,8 +196,8 @@ __device__ __forceinline__ void merge_best_two(uint32_t &best, uint32_t &second,
 // warp-wide instruction, in a region the compiler guards for divergence,
 // ends a block it moves no code across. Measured on the H200
 // (bench/RESULTS.md), against a reduction a group: DeepSeek-V3 at 128
-// tokens 7.17 to 6.34 us, at 4096 tokens 13.95 to 12.18 (over bf16
-// logits 13.43 to 11.67).
+// tokens 7.17 to 6.34 us, at 4096 tokens 13.95 to 12.19 (over bf16
+// logits 13.42 to 11.68).
 template <int S>
 __device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S], bool pair_sum, int lane) {
     static_assert(S >= 1 && S <= 32 && (S & (S - 1)) == 0, "a power of two of slots");
