@@ -799,7 +799,6 @@ static void draw_model_flavour(test_rng *rng, random_flavour *out) {
  * block_m, options and specialization; random logits half the time (the
  * rankings' fast paths), any pattern else, any bias pattern. */
 static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
-    static const int32_t common_E[] = {8, 16, 60, 64, 128, 160, 256, 384, 512};
     flavour *f = &rf->f;
     int32_t E, k;
     if (rng_below(rng, 4) == 0) {
@@ -807,20 +806,14 @@ static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
         E = f->E;
         k = f->k;
     } else {
-        E = rng_below(rng, 2) ? common_E[rng_below(rng, COUNT(common_E))] : 1 + (int32_t)rng_below(rng, 512);
+        E = soak_random_experts(rng);
         draw_flavour(rng, E, rf);
-        k = 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16));
+        k = soak_random_top_k(rng, E);
         if (f->groups > 1)
             while ((int64_t)f->topk_groups * (E / f->groups) < k) ++f->topk_groups;
         name_random_flavour(rf);
     }
-    int32_t M;
-    switch (rng_below(rng, 4)) {
-    case 0: M = (int32_t)rng_below(rng, 17); break;
-    case 1: M = 17 + (int32_t)rng_below(rng, 496); break;
-    case 2: M = 513 + (int32_t)rng_below(rng, 4000); break;
-    default: M = (int32_t)rng_below(rng, 20000); break;
-    }
+    const int32_t M = soak_random_tokens(rng);
     /* One draw a statement: the order of an initializer list's is not
      * specified, and a printed seed must replay the case. */
     route_case c;
@@ -829,8 +822,8 @@ static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
     c.E = E;
     c.k = k;
     c.M = M;
-    c.block_m = rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256);
-    c.max_tokens = M + (rng_below(rng, 2) ? (int32_t)rng_below(rng, 3000) : 0);
+    c.block_m = soak_random_block_m(rng);
+    c.max_tokens = soak_random_max_tokens(rng, M);
     c.extra_flags = rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u;
     c.extra_flags |= rng_below(rng, 2) ? ALPHAMOE_FLAG_PDL : 0u;
     c.extra_flags |= k >= 2 && rng_below(rng, 3) == 0 ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u;
@@ -843,14 +836,13 @@ static route_case draw_flavour_case(test_rng *rng, random_flavour *rf) {
 
 /* Whether the library creates the case's router (the shared expert, say,
  * takes no groups), and then the specialization its call takes here. */
-static int case_selection(const route_case *c, alphamoe_selection *sel) {
+static int case_selection(const route_case *c, const alphamoe_device_attributes *attrs, alphamoe_selection *sel) {
     const alphamoe_params p = case_params(c);
     alphamoe_router *r = NULL;
     if (alphamoe_router_create(&p, &r) != ALPHAMOE_OK) return 0;
-    const alphamoe_device_attributes attrs = current_device_attributes();
     memset(sel, 0, sizeof *sel);
     sel->struct_size = sizeof *sel;
-    ROUTE_OK(alphamoe_router_select(r, c->M, &attrs, sel));
+    ROUTE_OK(alphamoe_router_select(r, c->M, attrs, sel));
     alphamoe_router_destroy(r);
     return 1;
 }
@@ -860,6 +852,7 @@ static int case_selection(const route_case *c, alphamoe_selection *sel) {
  * one another; these draw every combination the contract allows. */
 static void soak_flavours_differential(void **state) {
     (void)state;
+    const alphamoe_device_attributes attrs = current_device_attributes();
     soak_clock clock;
     soak_start(&clock);
     long cases = 0, pairs = 0;
@@ -873,7 +866,7 @@ static void soak_flavours_differential(void **state) {
         alphamoe_selection sel;
         do {
             c = draw_flavour_case(&rng, &rf);
-        } while (!case_selection(&c, &sel));
+        } while (!case_selection(&c, &attrs, &sel));
         ++taken[sel.specialization];
         token_ctas += sel.specialization == ALPHAMOE_SPECIALIZATION_SMALL && sel.tokens_per_cta == 1 && c.M >= 2;
         char name[sizeof rf.name + 32];

@@ -26,21 +26,13 @@
 /* ------------------------------------------------------------ differential */
 
 static route_case random_case(test_rng *rng) {
-    static const int32_t common_E[] = {8, 16, 60, 64, 128, 160, 256, 384, 512};
     route_case c;
     memset(&c, 0, sizeof c);
-    c.E = rng_below(rng, 2) ? common_E[rng_below(rng, COUNT(common_E))] : 1 + (int32_t)rng_below(rng, 512);
-    const int32_t max_k = c.E < 16 ? c.E : 16;
-    c.k = 1 + (int32_t)rng_below(rng, (uint32_t)max_k);
-    c.block_m = rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256);
-    /* M over the three specializations' ranges, small ones more often. */
-    switch (rng_below(rng, 4)) {
-    case 0: c.M = (int32_t)rng_below(rng, 17); break;
-    case 1: c.M = 17 + (int32_t)rng_below(rng, 496); break;
-    case 2: c.M = 513 + (int32_t)rng_below(rng, 4000); break;
-    default: c.M = (int32_t)rng_below(rng, 20000); break;
-    }
-    c.max_tokens = c.M + (rng_below(rng, 2) ? (int32_t)rng_below(rng, 3000) : 0);
+    c.E = soak_random_experts(rng);
+    c.k = soak_random_top_k(rng, c.E);
+    c.block_m = soak_random_block_m(rng);
+    c.M = soak_random_tokens(rng);
+    c.max_tokens = soak_random_max_tokens(rng, c.M);
     c.flags = (rng_below(rng, 2) ? ALPHAMOE_FLAG_TAIL_FILL : 0u) | (rng_below(rng, 2) ? ALPHAMOE_FLAG_PDL : 0u) |
               (c.k >= 2 && rng_below(rng, 2) ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u);
     c.force = (int32_t)rng_below(rng, 4);

@@ -28,6 +28,31 @@ int soak_report_due(soak_clock *clock) {
     return 1;
 }
 
+int32_t soak_random_experts(test_rng *rng) {
+    static const int32_t models[] = {8, 16, 60, 64, 128, 160, 256, 384, 512};
+    return rng_below(rng, 2) ? models[rng_below(rng, sizeof models / sizeof models[0])]
+                             : 1 + (int32_t)rng_below(rng, 512);
+}
+
+int32_t soak_random_top_k(test_rng *rng, int32_t E) { return 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16)); }
+
+int32_t soak_random_block_m(test_rng *rng) {
+    return rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256);
+}
+
+int32_t soak_random_tokens(test_rng *rng) {
+    switch (rng_below(rng, 4)) {
+    case 0: return (int32_t)rng_below(rng, 17);
+    case 1: return 17 + (int32_t)rng_below(rng, 496);
+    case 2: return 513 + (int32_t)rng_below(rng, 4000);
+    default: return (int32_t)rng_below(rng, 20000);
+    }
+}
+
+int32_t soak_random_max_tokens(test_rng *rng, int32_t M) {
+    return M + (rng_below(rng, 2) ? (int32_t)rng_below(rng, 3000) : 0);
+}
+
 void soak_case_rng(test_rng *rng, long case_number, uint64_t salt) {
     rng_seed(rng, (test_base_seed() ^ salt) ^ ((uint64_t)(case_number + 1) * 0xD1B54A32D192ED03ull));
 }

@@ -28,4 +28,14 @@ int soak_report_due(soak_clock *clock);
 /* The stream of case `case_number` (from 0) of a soak salted `salt`. */
 void soak_case_rng(test_rng *rng, long case_number, uint64_t salt);
 
+/* The soaks' random shapes: E of the models half the time, else any up to
+ * 512; k up to min(E, 16); block_m a power of two up to 256 half the
+ * time, else any up to 256; M over the three specializations' ranges,
+ * small ones more often; max_tokens M, or up to 2999 above it. */
+int32_t soak_random_experts(test_rng *rng);
+int32_t soak_random_top_k(test_rng *rng, int32_t E);
+int32_t soak_random_block_m(test_rng *rng);
+int32_t soak_random_tokens(test_rng *rng);
+int32_t soak_random_max_tokens(test_rng *rng, int32_t M);
+
 #endif
