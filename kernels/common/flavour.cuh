@@ -11,6 +11,7 @@
 
 #include "common/ordered_key.cuh"
 #include "common/score_math.h"
+#include "common/sigmoid_slots.cuh"
 #include "common/streamed_load.cuh"
 #include "common/warp_topk.cuh"
 #include "route_args.h"
@@ -153,15 +154,15 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
     // Every slot's exponential first, then every division: the slots'
-    // chains overlap (score_math.h).
-    float e[S];
+    // chains overlap (score_math.h, sigmoid_slots.cuh).
+    float e[S], score[S];
 #pragma unroll
     for (int i = 0; i < S; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
+    sigmoid_finish_slots(row.value, e, score);
 #pragma unroll
     for (int i = 0; i < S; ++i)
-        key[i] = slot_in_row<S>(i, lane, n_candidates)
-                     ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid_finish(row.value[i], e[i]), bias[i]))
-                     : kNoCandidateKey;
+        key[i] = slot_in_row<S>(i, lane, n_candidates) ? ordered_key(alphamoe_biased_score(score[i], bias[i]))
+                                                       : kNoCandidateKey;
 }
 
 // The score key of a group, every lane giving its best and second best
@@ -244,10 +245,20 @@ __device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S],
 // calls.
 __device__ __forceinline__ uint32_t best_groups(uint32_t my_group, int groups, int kept, int lane) {
     int ahead = 0;
-#pragma unroll 4
-    for (int j = 0; j < groups; ++j) {
+    const auto count_ahead = [&](int j) {
         const uint32_t other = __shfl_sync(kFullMask, my_group, j);
         ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
+    };
+    if (groups <= 8) {
+        // Up to 8 groups (DeepSeek-V3's, GLM-4.5's): 8 comparisons with no
+        // loop. A lane from `groups` on holds kNoCandidateKey, below every
+        // group's score key, and sits after every group: it puts no group
+        // behind it.
+#pragma unroll
+        for (int j = 0; j < 8; ++j) count_ahead(j);
+    } else {
+#pragma unroll 4
+        for (int j = 0; j < groups; ++j) count_ahead(j);
     }
     return __ballot_sync(kFullMask, lane < groups && ahead < kept);
 }
@@ -260,8 +271,10 @@ __device__ __forceinline__ uint32_t best_groups(uint32_t my_group, int groups, i
 template <int S>
 __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, uint32_t (&key)[S]) {
     const int groups = a.num_groups;
-    const int size = a.num_experts / groups;
-    const bool pair_sum = (a.flags & kFlagCorrectionBias) && size > 1;
+    // Groups divide the experts (validated), so the group size is compared
+    // without a division: the integer division, about 35 instructions a
+    // token, is done only where the groups are not of 32.
+    const bool pair_sum = (a.flags & kFlagCorrectionBias) && a.num_experts > groups;
     int group_of[S];                      // -1 past the experts
     uint32_t my_group = kNoCandidateKey;  // lane g < groups: the score key of group g
     // Groups of 32 (DeepSeek-V3's 8 of 256): slot g is group g, one key
@@ -272,11 +285,12 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
     // fetch of cold code (measured: Kimi-K2 at one token 1 us slower with
     // the instruction caches evicted, when the groups were reduced one
     // after the other).
-    if (S <= 8 && size == 32) {
+    if (S <= 8 && a.num_experts == groups * 32) {
 #pragma unroll
         for (int g = 0; g < S; ++g) group_of[g] = g < groups ? g : -1;
         my_group = groups_of_32_score(key, pair_sum, lane);
     } else {
+        const int size = a.num_experts / groups;
 #pragma unroll
         for (int i = 0; i < S; ++i) group_of[i] = i * 32 + lane < a.num_experts ? (i * 32 + lane) / size : -1;
         for (int g = 0; g < groups; ++g) {

@@ -166,16 +166,25 @@ ALPHAMOE_SCORE_FN float alphamoe_sigmoid_exp(float x) {
     return alphamoe_exp_nonpositive(alphamoe_bits_float(clamped | 0x80000000u));
 }
 
-/* Step two: the sigmoid of x from e = alphamoe_sigmoid_exp(x). The
- * special inputs are chosen after the division rather than branched
- * around it, so that only the division's own slow path is a branch. */
-ALPHAMOE_SCORE_FN float alphamoe_sigmoid_finish(float x, float e) {
+/* Step two, in two parts. The division: (x < 0 ? e : 1) / (1 + e), with
+ * e = alphamoe_sigmoid_exp(x). */
+ALPHAMOE_SCORE_FN float alphamoe_sigmoid_quotient(float x, float e) {
+    return alphamoe_fdiv(x < 0.0f ? e : 1.0f, alphamoe_fadd(1.0f, e));
+}
+
+/* Then the sigmoid of x from that quotient. The special inputs are chosen
+ * after the division rather than branched around it, so that only the
+ * division's own slow path is a branch. */
+ALPHAMOE_SCORE_FN float alphamoe_sigmoid_from_quotient(float x, float quotient) {
     const uint32_t bits = alphamoe_float_bits(x);
     const uint32_t magnitude = bits & 0x7FFFFFFFu;
-    const int negative = x < 0.0f;
-    const float quotient = alphamoe_fdiv(negative ? e : 1.0f, alphamoe_fadd(1.0f, e));
-    const float finite = magnitude >= 0x42D00000u /* 104.0f */ ? (negative ? 0.0f : 1.0f) : quotient;
+    const float finite = magnitude >= 0x42D00000u /* 104.0f */ ? (x < 0.0f ? 0.0f : 1.0f) : quotient;
     return magnitude > 0x7F800000u ? alphamoe_bits_float(bits | 0x00400000u) : finite;
+}
+
+/* Step two: the sigmoid of x from e = alphamoe_sigmoid_exp(x). */
+ALPHAMOE_SCORE_FN float alphamoe_sigmoid_finish(float x, float e) {
+    return alphamoe_sigmoid_from_quotient(x, alphamoe_sigmoid_quotient(x, e));
 }
 
 ALPHAMOE_SCORE_FN float alphamoe_sigmoid(float x) { return alphamoe_sigmoid_finish(x, alphamoe_sigmoid_exp(x)); }

@@ -1,0 +1,94 @@
+// The kernels' row sigmoid under test: see sigmoid_kernels.h.
+#include "sigmoid_kernels.h"
+
+#include "common/sigmoid_slots.cuh"
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ void row_sigmoid(uint32_t first_bits, const uint32_t *input_bits, float (&score)[SIGMOID_ROW_SLOTS],
+                            float (&x)[SIGMOID_ROW_SLOTS]) {
+    float e[SIGMOID_ROW_SLOTS];
+#pragma unroll
+    for (int i = 0; i < SIGMOID_ROW_SLOTS; ++i) {
+        x[i] = __uint_as_float(input_bits ? input_bits[i] : first_bits + i);
+        e[i] = alphamoe_sigmoid_exp(x[i]);
+    }
+    alphamoe::sigmoid_finish_slots(x, e, score);
+}
+
+__global__ void sweep_all_inputs(sigmoid_sweep *result) {
+    const uint64_t rows = (1ull << 32) / SIGMOID_ROW_SLOTS;
+    unsigned long long mismatches = 0, divided = 0;
+    for (uint64_t row = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; row < rows;
+         row += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+        const uint32_t first = static_cast<uint32_t>(row * SIGMOID_ROW_SLOTS);
+        float score[SIGMOID_ROW_SLOTS], x[SIGMOID_ROW_SLOTS];
+        row_sigmoid(first, nullptr, score, x);
+#pragma unroll
+        for (int i = 0; i < SIGMOID_ROW_SLOTS; ++i) {
+            const float expected = alphamoe_sigmoid(x[i]);
+            divided += alphamoe::sigmoid_needs_division(x[i], alphamoe_sigmoid_exp(x[i])) ? 1 : 0;
+            if (__float_as_uint(score[i]) != __float_as_uint(expected)) {
+                ++mismatches;
+                // The smallest input wins; the bits go with it (each
+                // candidate writes them only after winning the minimum).
+                const uint32_t before = atomicMin(&result->first_mismatch, first + i);
+                if (first + i < before) {
+                    atomicExch(&result->first_mismatch_bits, __float_as_uint(score[i]));
+                    atomicExch(&result->first_expected_bits, __float_as_uint(expected));
+                }
+            }
+        }
+    }
+    atomicAdd(&result->mismatches, mismatches);
+    atomicAdd(&result->divided, divided);
+}
+
+__global__ void rows_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t rows) {
+    const int32_t row = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    float score[SIGMOID_ROW_SLOTS], x[SIGMOID_ROW_SLOTS];
+    row_sigmoid(0, input_bits + row * SIGMOID_ROW_SLOTS, score, x);
+#pragma unroll
+    for (int i = 0; i < SIGMOID_ROW_SLOTS; ++i) output_bits[row * SIGMOID_ROW_SLOTS + i] = __float_as_uint(score[i]);
+}
+
+}  // namespace
+
+extern "C" cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result) {
+    sigmoid_sweep *device = nullptr;
+    cudaError_t status = cudaMalloc(&device, sizeof *device);
+    if (status != cudaSuccess) return status;
+    sigmoid_sweep start = {};
+    start.first_mismatch = 0xffffffffu;
+    status = cudaMemcpy(device, &start, sizeof start, cudaMemcpyHostToDevice);
+    int device_index = 0, sms = 0;
+    if (status == cudaSuccess) status = cudaGetDevice(&device_index);
+    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
+    if (status == cudaSuccess) {
+        sweep_all_inputs<<<sms * 8, kThreads>>>(device);
+        status = cudaGetLastError();
+    }
+    if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);
+    cudaFree(device);
+    return status;
+}
+
+extern "C" cudaError_t sigmoid_rows_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n) {
+    const int32_t rows = n / SIGMOID_ROW_SLOTS;
+    const size_t bytes = static_cast<size_t>(n) * sizeof(uint32_t);
+    uint32_t *in = nullptr, *out = nullptr;
+    cudaError_t status = cudaMalloc(&in, bytes);
+    if (status == cudaSuccess) status = cudaMalloc(&out, bytes);
+    if (status == cudaSuccess) status = cudaMemcpy(in, input_bits, bytes, cudaMemcpyHostToDevice);
+    if (status == cudaSuccess) {
+        rows_of<<<(rows + kThreads - 1) / kThreads, kThreads>>>(in, out, rows);
+        status = cudaGetLastError();
+    }
+    if (status == cudaSuccess) status = cudaMemcpy(output_bits, out, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(in);
+    cudaFree(out);
+    return status;
+}

@@ -1,0 +1,95 @@
+/* The flavoured kernels' sigmoid (kernels/common/sigmoid_slots.cuh), which
+ * divides by the fast path of a correctly rounded division and divides
+ * again only where that path is not known to be exact, must equal
+ * score_math.h's alphamoe_sigmoid bit for bit: ranking keys built from it
+ * decide which experts a token gets, and the host reference computes them
+ * with that function. Checked for every fp32 input against the function on
+ * the device, and for random and special inputs against the host. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/score_math.h"
+#include "gpu_test.h"
+#include "sigmoid_kernels.h"
+
+static uint32_t bits_of(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float float_of(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static void gpu_sigmoid_all_inputs(void **state) {
+    (void)state;
+    sigmoid_sweep sweep;
+    assert_int_equal(sigmoid_sweep_all_inputs(&sweep), cudaSuccess);
+    printf("# sigmoid: all 4294967296 inputs, %llu mismatches, %llu slots divided again\n", sweep.mismatches,
+           sweep.divided);
+    if (sweep.mismatches != 0)
+        fail_msg("first mismatch: input 0x%08x (%.9g): 0x%08x, alphamoe_sigmoid 0x%08x", sweep.first_mismatch,
+                 (double)float_of(sweep.first_mismatch), sweep.first_mismatch_bits, sweep.first_expected_bits);
+    /* The inputs from -104 to -44.4 divide again, about 1.2 x 2^23 of
+     * them: the second division must have run. */
+    assert_true(sweep.divided > (1ull << 23));
+}
+
+enum { HOST_INPUTS = 1 << 20 };
+
+/* Inputs of every kind: any bit pattern, logit-sized values, values where
+ * the sigmoid divides again, and the special values, in random order so
+ * that rows mix them. */
+static uint32_t random_input(test_rng *rng) {
+    static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 104.0f, -104.0f, 44.36f, -44.37f,
+                                     1e-30f, -1e-30f, 0x1p-149f, -0x1p-149f, 88.7f, -88.7f, 103.99f, -103.99f};
+    switch (rng_below(rng, 4)) {
+    case 0: return (uint32_t)rng_next(rng);
+    case 1: return bits_of(rng_uniform(rng, -12.0f, 12.0f));
+    case 2: return bits_of(rng_uniform(rng, -104.0f, -40.0f));
+    default: return bits_of(specials[rng_below(rng, COUNT(specials))]);
+    }
+}
+
+static void gpu_sigmoid_matches_host(void **state) {
+    (void)state;
+    test_rng rng = case_rng(0x5161);
+    uint32_t *in = malloc(HOST_INPUTS * sizeof *in), *out = malloc(HOST_INPUTS * sizeof *out);
+    assert_non_null(in);
+    assert_non_null(out);
+    for (int32_t i = 0; i < HOST_INPUTS; ++i) {
+        in[i] = random_input(&rng);
+        out[i] = 0x7fa00000u; /* poison: a signalling NaN, which the sigmoid never returns */
+    }
+    assert_int_equal(sigmoid_rows_of(in, out, HOST_INPUTS), cudaSuccess);
+    for (int32_t i = 0; i < HOST_INPUTS; ++i) {
+        const uint32_t expected = bits_of(alphamoe_sigmoid(float_of(in[i])));
+        if (out[i] != expected)
+            fail_msg("input %d, 0x%08x (%.9g): device 0x%08x, host 0x%08x", i, in[i], (double)float_of(in[i]),
+                     out[i], expected);
+    }
+    printf("# sigmoid: %d random and special inputs equal to the host's\n", HOST_INPUTS);
+    free(in);
+    free(out);
+}
+
+int main(int argc, char **argv) {
+    if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gpu_sigmoid_all_inputs),
+        cmocka_unit_test(gpu_sigmoid_matches_host),
+    };
+    if (argc > 1) cmocka_set_test_filter(argv[1]);
+    return cmocka_run_group_tests_name("gpu_sigmoid", tests, NULL, NULL);
+}
