@@ -254,20 +254,10 @@ __device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S],
 // calls.
 __device__ __forceinline__ uint32_t best_groups(uint32_t my_group, int groups, int kept, int lane) {
     int ahead = 0;
-    const auto count_ahead = [&](int j) {
+#pragma unroll 4
+    for (int j = 0; j < groups; ++j) {
         const uint32_t other = __shfl_sync(kFullMask, my_group, j);
         ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
-    };
-    if (groups <= 8) {
-        // Up to 8 groups (DeepSeek-V3's, GLM-4.5's): 8 comparisons with no
-        // loop. A lane from `groups` on holds kNoCandidateKey, below every
-        // group's score key, and sits after every group: it puts no group
-        // behind it.
-#pragma unroll
-        for (int j = 0; j < 8; ++j) count_ahead(j);
-    } else {
-#pragma unroll 4
-        for (int j = 0; j < groups; ++j) count_ahead(j);
     }
     return __ballot_sync(kFullMask, lane < groups && ahead < kept);
 }
