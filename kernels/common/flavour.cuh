@@ -330,8 +330,10 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
             if (lane == g) my_group = score;
         }
     }
-    const uint32_t kept = groups <= 8 ? best_of_up_to_8_groups(my_group, groups, a.topk_groups, lane)
-                                      : best_groups(my_group, groups, a.topk_groups, lane);
+    // (Rows of 16 slots keep the loop: unrolled there, the shared-expert
+    // tiny entry point of 16 slots spilled on sm_100a and sm_103a.)
+    const uint32_t kept = S <= 8 && groups <= 8 ? best_of_up_to_8_groups(my_group, groups, a.topk_groups, lane)
+                                                : best_groups(my_group, groups, a.topk_groups, lane);
 #pragma unroll
     for (int i = 0; i < S; ++i)
         if (group_of[i] >= 0 && !((kept >> group_of[i]) & 1u)) key[i] = kNoCandidateKey;
