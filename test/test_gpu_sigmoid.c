@@ -14,23 +14,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "common/score_math.h"
 #include "gpu_test.h"
 #include "sigmoid_kernels.h"
-
-static uint32_t bits_of(float x) {
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float float_of(uint32_t u) {
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
-}
 
 static void gpu_sigmoid_all_inputs(void **state) {
     (void)state;
@@ -40,7 +27,8 @@ static void gpu_sigmoid_all_inputs(void **state) {
            sweep.divided);
     if (sweep.mismatches != 0)
         fail_msg("first mismatch: input 0x%08x (%.9g): 0x%08x, alphamoe_sigmoid 0x%08x", sweep.first_mismatch,
-                 (double)float_of(sweep.first_mismatch), sweep.first_mismatch_bits, sweep.first_expected_bits);
+                 (double)alphamoe_bits_float(sweep.first_mismatch), sweep.first_mismatch_bits,
+                 sweep.first_expected_bits);
     /* The inputs from -104 to -44.4 divide again, about 1.2 x 2^23 of
      * them: the second division must have run. */
     assert_true(sweep.divided > (1ull << 23));
@@ -56,9 +44,9 @@ static uint32_t random_input(test_rng *rng) {
                                      1e-30f, -1e-30f, 0x1p-149f, -0x1p-149f, 88.7f, -88.7f, 103.99f, -103.99f};
     switch (rng_below(rng, 4)) {
     case 0: return (uint32_t)rng_next(rng);
-    case 1: return bits_of(rng_uniform(rng, -12.0f, 12.0f));
-    case 2: return bits_of(rng_uniform(rng, -104.0f, -40.0f));
-    default: return bits_of(specials[rng_below(rng, COUNT(specials))]);
+    case 1: return alphamoe_float_bits(rng_uniform(rng, -12.0f, 12.0f));
+    case 2: return alphamoe_float_bits(rng_uniform(rng, -104.0f, -40.0f));
+    default: return alphamoe_float_bits(specials[rng_below(rng, COUNT(specials))]);
     }
 }
 
@@ -74,10 +62,10 @@ static void gpu_sigmoid_matches_host(void **state) {
     }
     assert_int_equal(sigmoid_rows_of(in, out, HOST_INPUTS), cudaSuccess);
     for (int32_t i = 0; i < HOST_INPUTS; ++i) {
-        const uint32_t expected = bits_of(alphamoe_sigmoid(float_of(in[i])));
+        const uint32_t expected = alphamoe_float_bits(alphamoe_sigmoid(alphamoe_bits_float(in[i])));
         if (out[i] != expected)
-            fail_msg("input %d, 0x%08x (%.9g): device 0x%08x, host 0x%08x", i, in[i], (double)float_of(in[i]),
-                     out[i], expected);
+            fail_msg("input %d, 0x%08x (%.9g): device 0x%08x, host 0x%08x", i, in[i],
+                     (double)alphamoe_bits_float(in[i]), out[i], expected);
     }
     printf("# sigmoid: %d random and special inputs equal to the host's\n", HOST_INPUTS);
     free(in);

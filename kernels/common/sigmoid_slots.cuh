@@ -10,9 +10,10 @@
 // with no check, and only the slots whose operands are outside a range
 // where the fast path is exact divide again by __fdiv_rn, behind one branch
 // for the row. That range: denominators 1 + e in [1, 2] and numerators 1,
-// or e from 2^-64 up (x > -44.3); a slot from there down to -104 (whose
-// sigmoid is the quotient) divides again; from -104 down the quotient is
-// not used. The GPU test gpu_sigmoid_all_inputs checks the result against
+// or e from 2^-64 up (x from about -44.36 up, far from the subnormal
+// quotients the range check guards against); a slot from there down to
+// -104 (whose sigmoid is the quotient) divides again; from -104 down the
+// quotient is not used. The GPU test gpu_sigmoid_all_inputs checks the result against
 // alphamoe_sigmoid for every one of the 2^32 inputs.
 #ifndef ALPHAMOE_KERNELS_SIGMOID_SLOTS_CUH
 #define ALPHAMOE_KERNELS_SIGMOID_SLOTS_CUH
