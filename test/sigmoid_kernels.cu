@@ -32,8 +32,8 @@ __global__ void sweep_all_inputs(sigmoid_sweep *result) {
             divided += alphamoe::sigmoid_needs_division(x[i], alphamoe_sigmoid_exp(x[i])) ? 1 : 0;
             if (__float_as_uint(score[i]) != __float_as_uint(expected)) {
                 ++mismatches;
-                // The smallest input wins; the bits go with it (each
-                // candidate writes them only after winning the minimum).
+                // The smallest input wins. Its bits are a diagnostic: with
+                // several mismatches they may be another one's.
                 const uint32_t before = atomicMin(&result->first_mismatch, first + i);
                 if (first + i < before) {
                     atomicExch(&result->first_mismatch_bits, __float_as_uint(score[i]));

@@ -21,8 +21,8 @@ typedef struct sigmoid_sweep {
     unsigned long long mismatches; /* inputs whose bits differ from alphamoe_sigmoid's */
     unsigned long long divided;    /* slots divided again by __fdiv_rn (sigmoid_needs_division) */
     uint32_t first_mismatch;       /* the smallest such input's bits; 0xffffffff for none */
-    uint32_t first_mismatch_bits;  /* the row sigmoid's bits for it */
-    uint32_t first_expected_bits;  /* alphamoe_sigmoid's */
+    uint32_t first_mismatch_bits;  /* the row sigmoid's bits for a mismatching input (a diagnostic) */
+    uint32_t first_expected_bits;  /* alphamoe_sigmoid's for it */
 } sigmoid_sweep;
 
 /* Every fp32 bit pattern through the row sigmoid and alphamoe_sigmoid,

@@ -13,8 +13,8 @@
 // or e from 2^-64 up (x from about -44.36 up, far from the subnormal
 // quotients the range check guards against); a slot from there down to
 // -104 (whose sigmoid is the quotient) divides again; from -104 down the
-// quotient is not used. The GPU test gpu_sigmoid_all_inputs checks the result against
-// alphamoe_sigmoid for every one of the 2^32 inputs.
+// quotient is not used. The GPU test gpu_sigmoid_all_inputs checks the
+// result against alphamoe_sigmoid for every one of the 2^32 inputs.
 #ifndef ALPHAMOE_KERNELS_SIGMOID_SLOTS_CUH
 #define ALPHAMOE_KERNELS_SIGMOID_SLOTS_CUH
 
