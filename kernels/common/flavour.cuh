@@ -154,29 +154,22 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
     // Every slot's exponential first, then every division: the slots'
-    // chains overlap (score_math.h).
-    float e[S];
+    // chains overlap (score_math.h). Up to 8 slots the divisions take
+    // sigmoid_slots.cuh's fast path together. Rows of 16 slots keep a
+    // division a slot, taken inside the key's condition so that only the
+    // slots in the row divide (Kimi-K2's 384 experts fill 12): measured on
+    // the H200, the fast path over all 16 slots made Kimi-K2 at 4096 tokens
+    // 0.46 us slower, and the divisions of all 16 slots, 1.08.
+    float e[S], score[S];
 #pragma unroll
     for (int i = 0; i < S; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
-    if constexpr (S <= 8) {
-        // The divisions by sigmoid_slots.cuh's fast path, together.
-        float score[S];
-        sigmoid_finish_slots(row.value, e, score);
+    if constexpr (S <= 8) sigmoid_finish_slots(row.value, e, score);
 #pragma unroll
-        for (int i = 0; i < S; ++i)
-            key[i] = slot_in_row<S>(i, lane, n_candidates) ? ordered_key(alphamoe_biased_score(score[i], bias[i]))
-                                                           : kNoCandidateKey;
-    } else {
-        // Rows of 16 slots keep a division a slot, taken only for the
-        // slots in the row (Kimi-K2's 384 experts fill 12): measured on the
-        // H200, the fast path over all 16 slots made Kimi-K2 at 4096 tokens
-        // 0.46 us slower, and the divisions of all 16 slots, 1.08.
-#pragma unroll
-        for (int i = 0; i < S; ++i)
-            key[i] = slot_in_row<S>(i, lane, n_candidates)
-                         ? ordered_key(alphamoe_biased_score(alphamoe_sigmoid_finish(row.value[i], e[i]), bias[i]))
-                         : kNoCandidateKey;
-    }
+    for (int i = 0; i < S; ++i)
+        key[i] = slot_in_row<S>(i, lane, n_candidates)
+                     ? ordered_key(alphamoe_biased_score(
+                           S <= 8 ? score[i] : alphamoe_sigmoid_finish(row.value[i], e[i]), bias[i]))
+                     : kNoCandidateKey;
 }
 
 // The score key of a group, every lane giving its best and second best
@@ -256,27 +249,17 @@ __device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S],
 // keys, lane g < groups holding group g's; equal scores rank the lower
 // group first. Only the groups there are (8 for DeepSeek-V3, not the 32
 // a lane could hold): the loop is in the per-token instructions of large
-// calls.
+// calls. kUpTo8Groups (groups <= 8: DeepSeek-V3's, GLM-4.5's): 8
+// comparisons with no loop, for the per-token code of the warps' rankings;
+// a lane from `groups` on holds kNoCandidateKey, below every group's score
+// key, and sits after every group, so it puts no group behind it. (The
+// CTA's one-token ranking keeps the loop: unrolled there, DeepSeek-V3's
+// calls of one and eight tokens measured 0.3 us slower on the H200.)
+template <bool kUpTo8Groups = false>
 __device__ __forceinline__ uint32_t best_groups(uint32_t my_group, int groups, int kept, int lane) {
     int ahead = 0;
-#pragma unroll 4
-    for (int j = 0; j < groups; ++j) {
-        const uint32_t other = __shfl_sync(kFullMask, my_group, j);
-        ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
-    }
-    return __ballot_sync(kFullMask, lane < groups && ahead < kept);
-}
-
-// best_groups for up to 8 groups (DeepSeek-V3's, GLM-4.5's), with no
-// loop: the per-token code of the warps' rankings. A lane from `groups` on
-// holds kNoCandidateKey, below every group's score key, and sits after
-// every group, so it puts no group behind it. (The CTA's one-token ranking
-// keeps the loop: unrolled there, DeepSeek-V3's calls of one and eight
-// tokens measured 0.3 us slower on the H200.)
-__device__ __forceinline__ uint32_t best_of_up_to_8_groups(uint32_t my_group, int groups, int kept, int lane) {
-    int ahead = 0;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
+#pragma unroll(kUpTo8Groups ? 8 : 4)
+    for (int j = 0; j < (kUpTo8Groups ? 8 : groups); ++j) {
         const uint32_t other = __shfl_sync(kFullMask, my_group, j);
         ahead += (other > my_group || (other == my_group && j < lane)) ? 1 : 0;
     }
@@ -332,7 +315,7 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
     }
     // (Rows of 16 slots keep the loop: unrolled there, the shared-expert
     // tiny entry point of 16 slots spilled on sm_100a and sm_103a.)
-    const uint32_t kept = S <= 8 && groups <= 8 ? best_of_up_to_8_groups(my_group, groups, a.topk_groups, lane)
+    const uint32_t kept = S <= 8 && groups <= 8 ? best_groups<true>(my_group, groups, a.topk_groups, lane)
                                                 : best_groups(my_group, groups, a.topk_groups, lane);
 #pragma unroll
     for (int i = 0; i < S; ++i)

@@ -34,7 +34,9 @@ int32_t soak_random_experts(test_rng *rng) {
                              : 1 + (int32_t)rng_below(rng, 512);
 }
 
-int32_t soak_random_top_k(test_rng *rng, int32_t E) { return 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16)); }
+int32_t soak_random_top_k(test_rng *rng, int32_t E) {
+    return 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16));
+}
 
 int32_t soak_random_block_m(test_rng *rng) {
     return rng_below(rng, 2) ? (int32_t)(1u << rng_below(rng, 9)) : 1 + (int32_t)rng_below(rng, 256);
