@@ -162,7 +162,19 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
     // 0.46 us slower, and the divisions of all 16 slots, 1.08.
     float e[S], score[S];
 #pragma unroll
-    for (int i = 0; i < S; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
+    for (int i = 0; i < (S <= 8 ? S : 8); ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
+    if constexpr (S == 16) {
+#pragma unroll
+        for (int i = 8; i < S; ++i) e[i] = 1.0f;
+        if (n_candidates > 8 * 32) {
+#pragma unroll
+            for (int i = 8; i < 12; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
+        }
+        if (n_candidates > 12 * 32) {
+#pragma unroll
+            for (int i = 12; i < 16; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
+        }
+    }
     if constexpr (S <= 8) sigmoid_finish_slots(row.value, e, score);
 #pragma unroll
     for (int i = 0; i < S; ++i)
