@@ -155,11 +155,16 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
     // Every slot's exponential first, then every division: the slots'
     // chains overlap (score_math.h). Up to 8 slots the divisions take
-    // sigmoid_slots.cuh's fast path together. Rows of 16 slots keep a
-    // division a slot, taken inside the key's condition so that only the
-    // slots in the row divide (Kimi-K2's 384 experts fill 12): measured on
-    // the H200, the fast path over all 16 slots made Kimi-K2 at 4096 tokens
-    // 0.46 us slower, and the divisions of all 16 slots, 1.08.
+    // sigmoid_slots.cuh's fast path together. Rows of 16 slots (more than
+    // 256 experts) take the exponentials of slots 8 to 11 and 12 to 15
+    // only where the row reaches them (Kimi-K2's 384 experts fill 12), and
+    // keep a division a slot, taken inside the key's condition so that
+    // only the slots in the row divide. Measured on the H200
+    // (bench/RESULTS.md), Kimi-K2 at 4096 tokens: the exponentials skipped
+    // 12.97 to 12.85 us; the fast path over all 16 slots 0.46 us slower,
+    // the divisions of all 16 slots 1.08; the fast path over the slots the
+    // row reaches 0.25 faster, but with cold code 0.45 slower, and 0.75
+    // slower for E512 with an expert map, which runs none of it.
     float e[S], score[S];
 #pragma unroll
     for (int i = 0; i < (S <= 8 ? S : 8); ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
