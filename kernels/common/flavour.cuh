@@ -170,7 +170,7 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
     for (int i = 0; i < (S <= 8 ? S : 8); ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
     if constexpr (S == 16) {
 #pragma unroll
-        for (int i = 8; i < S; ++i) e[i] = 1.0f;
+        for (int i = 8; i < S; ++i) e[i] = 1.0f;  // no key reads a slot past the row: only defined
         if (n_candidates > 8 * 32) {
 #pragma unroll
             for (int i = 8; i < 12; ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
