@@ -125,6 +125,21 @@ static alphamoe_router *expect_create_ok(const alphamoe_params *p, const char *w
 
 #define RANDOM_BASES 40
 
+/* Each value of `bad`, written into the int32_t field at byte `field` of
+ * random valid parameters (an offsetof), fails creation with `want`. */
+static void expect_field_values_rejected(uint64_t seed, size_t field, const int32_t *bad, size_t n,
+                                         alphamoe_status want, const char *what) {
+    test_rng rng;
+    rng_seed_for_test(&rng, seed);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        for (size_t j = 0; j < n; ++j) {
+            memcpy((char *)&p + field, &bad[j], sizeof bad[j]);
+            expect_create_status(&p, want, what);
+        }
+    }
+}
+
 /* ------------------------------------------------------------ create */
 
 static void test_create_null_pointers(void **state) {
@@ -198,16 +213,9 @@ static void test_create_top_k(void **state) {
 
 static void test_create_block_m(void **state) {
     (void)state;
-    test_rng rng;
-    rng_seed_for_test(&rng, 0x1005);
     const int32_t bad[] = {0, -1, 257, 512, INT32_MIN, INT32_MAX};
-    for (int i = 0; i < RANDOM_BASES; ++i) {
-        alphamoe_params p = random_valid_params(&rng);
-        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
-            p.block_m = bad[j];
-            expect_create_status(&p, ALPHAMOE_ERROR_BLOCK_M, "block_m out of range");
-        }
-    }
+    expect_field_values_rejected(0x1005, offsetof(alphamoe_params, block_m), bad, sizeof bad / sizeof bad[0],
+                                 ALPHAMOE_ERROR_BLOCK_M, "block_m out of range");
 }
 
 static void test_create_max_tokens(void **state) {
@@ -328,31 +336,21 @@ static void test_create_flags(void **state) {
 
 static void test_create_specialization(void **state) {
     (void)state;
-    test_rng rng;
-    rng_seed_for_test(&rng, 0x100A);
     const int32_t bad[] = {-1, 4, 5, 100, INT32_MIN, INT32_MAX};
-    for (int i = 0; i < RANDOM_BASES; ++i) {
-        alphamoe_params p = random_valid_params(&rng);
-        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
-            p.force_specialization = bad[j];
-            expect_create_status(&p, ALPHAMOE_ERROR_SPECIALIZATION, "unknown specialization");
-        }
-    }
+    expect_field_values_rejected(0x100A, offsetof(alphamoe_params, force_specialization), bad,
+                                 sizeof bad / sizeof bad[0], ALPHAMOE_ERROR_SPECIALIZATION, "unknown specialization");
 }
 
 static void test_create_scoring(void **state) {
     (void)state;
-    test_rng rng;
-    rng_seed_for_test(&rng, 0x100D);
     const int32_t bad[] = {-1, 2, 3, 100, INT32_MIN, INT32_MAX};
+    expect_field_values_rejected(0x100D, offsetof(alphamoe_params, scoring), bad, sizeof bad / sizeof bad[0],
+                                 ALPHAMOE_ERROR_SCORING, "unknown scoring");
+    /* A correction bias steers sigmoid scores only. */
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1014);
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
-        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
-            p.scoring = bad[j];
-            expect_create_status(&p, ALPHAMOE_ERROR_SCORING, "unknown scoring");
-        }
-        /* A correction bias steers sigmoid scores only. */
-        p = random_valid_params(&rng);
         p.scoring = ALPHAMOE_SCORING_SOFTMAX;
         p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
         expect_create_status(&p, ALPHAMOE_ERROR_SCORING, "correction bias with softmax scoring");
@@ -361,16 +359,9 @@ static void test_create_scoring(void **state) {
 
 static void test_create_logits_type(void **state) {
     (void)state;
-    test_rng rng;
-    rng_seed_for_test(&rng, 0x100E);
     const int32_t bad[] = {-1, 3, 4, 100, INT32_MIN, INT32_MAX};
-    for (int i = 0; i < RANDOM_BASES; ++i) {
-        alphamoe_params p = random_valid_params(&rng);
-        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
-            p.logits_type = bad[j];
-            expect_create_status(&p, ALPHAMOE_ERROR_LOGITS_TYPE, "unknown logits_type");
-        }
-    }
+    expect_field_values_rejected(0x100E, offsetof(alphamoe_params, logits_type), bad, sizeof bad / sizeof bad[0],
+                                 ALPHAMOE_ERROR_LOGITS_TYPE, "unknown logits_type");
 }
 
 static void test_create_groups(void **state) {
