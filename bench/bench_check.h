@@ -10,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 #define BENCH_PROG "alphamoe-bench"
 

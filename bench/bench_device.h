@@ -13,7 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "device_arena.h"
 
 typedef struct bench_device {

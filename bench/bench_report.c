@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "bench_check.h"
 #include "code_evict.h"
 #include "cupti_trace.h"

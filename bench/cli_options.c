@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 #define SMX ALPHAMOE_SCORING_SOFTMAX
 #define SIG ALPHAMOE_SCORING_SIGMOID

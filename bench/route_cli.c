@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "cli_options.h"
 #include "gpu_session.h"
 #include "load_report.h"

@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "bench_device.h"
 
 typedef struct fixture_spec {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "cli_options.h"
 #include "output_set.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "bench_device.h"
 #include "bench_shapes.h"
 #include "cold_sampler.h"

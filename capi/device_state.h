@@ -4,7 +4,7 @@
 #ifndef ALPHAMOE_CAPI_DEVICE_STATE_H
 #define ALPHAMOE_CAPI_DEVICE_STATE_H
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "driver.h"
 #include "route_args.h"
 

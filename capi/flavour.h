@@ -5,7 +5,7 @@
 #ifndef ALPHAMOE_CAPI_FLAVOUR_H
 #define ALPHAMOE_CAPI_FLAVOUR_H
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 namespace alphamoe {
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 struct alphamoe_router {
     alphamoe_params params;  // validated and normalized (see alphamoe_router_get_params)

@@ -2,7 +2,7 @@
 #ifndef ALPHAMOE_CAPI_SELECTION_H
 #define ALPHAMOE_CAPI_SELECTION_H
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 namespace alphamoe {
 

@@ -1,7 +1,7 @@
 // Status messages and the library version.
 #include <string.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 extern "C" {
 

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 #include "test_support.h"
 
 /* Routing runs only on inputs whose buffers stay small: the point is the

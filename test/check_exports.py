@@ -7,7 +7,7 @@
   and that list is recorded for the build's ABI version: a change of the
   exports fails here until the list is edited, which is where the ABI version
   is decided;
-- every exported function is a public function of router.h, has the
+- every exported function is declared in router.h or router_diagnostics.h, has the
   alphamoe_ prefix and is bound to a version node of this ABI version
   (ALPHAMOE_ROUTER_<abi>, or a later ALPHAMOE_ROUTER_<abi>.N);
 - the only other exported symbols are those version nodes;
@@ -48,11 +48,17 @@ def library_exports(lib):
     return exports
 
 
+# The stable API and the opt-in diagnostics.
+PUBLIC_HEADERS = ('router.h', 'router_diagnostics.h')
+
+
 def main() -> int:
     lib, abi, listing = sys.argv[1], sys.argv[2], sys.argv[3]
-    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'include', 'alphamoe', 'router.h')
-    with open(header) as f:
-        declared = set(re.findall(r'ALPHAMOE_API\s+[^;(]*?\b(alphamoe_\w+)\s*\(', f.read()))
+    include = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'include', 'alphamoe')
+    declared = set()
+    for header in PUBLIC_HEADERS:
+        with open(os.path.join(include, header)) as f:
+            declared |= set(re.findall(r'ALPHAMOE_API\s+[^;(]*?\b(alphamoe_\w+)\s*\(', f.read()))
     exports = library_exports(lib)
     failures = []
 
@@ -91,10 +97,10 @@ def main() -> int:
             failures.append(f'exported without a version node of ABI {abi}: {name}')
     missing = sorted(declared - set(functions))
     if missing:
-        failures.append('declared in router.h but not exported: ' + ', '.join(missing))
+        failures.append('declared in the public headers but not exported: ' + ', '.join(missing))
     extra = sorted(set(functions) - declared)
     if extra:
-        failures.append('exported but not declared in router.h: ' + ', '.join(extra))
+        failures.append('exported but not declared in the public headers: ' + ', '.join(extra))
 
     dyn = subprocess.run(['readelf', '-d', lib], check=True, stdout=subprocess.PIPE, text=True).stdout
     needed = re.findall(r'\(NEEDED\)\s+Shared library: \[([^\]]+)\]', dyn)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 int main(void) {
     alphamoe_params params = {sizeof(alphamoe_params), 8, 2, 16, 64, 0, 0, ALPHAMOE_SPECIALIZATION_AUTO,

@@ -10,7 +10,7 @@
  * Built against the installed header only (pkg-config --cflags) and linked
  * with -ldl alone: nothing here links the library itself. */
 #define _GNU_SOURCE
-#include <alphamoe/router.h>
+#include <alphamoe/router_diagnostics.h>
 
 #include <dlfcn.h>
 #include <link.h>

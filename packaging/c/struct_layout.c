@@ -3,7 +3,7 @@
  * size" for the size). The Rust and Python tests compare their own struct
  * mirrors with this. Build: cc $(pkg-config --cflags alphamoe-router)
  * struct_layout.c */
-#include <alphamoe/router.h>
+#include <alphamoe/router_diagnostics.h>
 #include <stddef.h>
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 package router
 
 // #cgo pkg-config: alphamoe-router
-// #include <alphamoe/router.h>
+// #include <alphamoe/router_diagnostics.h>
 import "C"
 
 // Version is the library's version, e.g. "0.1.0".

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alphamoe/router.h"
+#include "alphamoe/router_diagnostics.h"
 
 /* ---- random numbers (splitmix64): reproducible from a printed seed ---- */
 typedef struct test_rng {
