@@ -16,7 +16,7 @@ extern "C" __global__ void bench_floor_empty() {}
 // use, once, and does nothing else. The workspace holds the barrier words,
 // zeroed once when allocated.
 extern "C" __global__ void bench_floor_grid_barrier(uint32_t *workspace) {
-    alphamoe::grid_barrier(workspace + alphamoe::kWsBarrierWord, gridDim.x);
+    alphamoe::grid_barrier(workspace + kWsBarrierWord, gridDim.x);
 }
 
 // A row of E512 logits (FLOOR_ROW_FLOATS), read by one warp coalesced, 16
@@ -120,5 +120,6 @@ extern "C" const void *bench_floor_grid_barrier_kernel(void) {
 
 extern "C" const void *bench_pdl_producer_kernel(void) { return reinterpret_cast<const void *>(&bench_pdl_producer); }
 
-// Words of the barrier workspace the grid-barrier floor needs.
-extern "C" int32_t bench_floor_barrier_words(void) { return alphamoe::kWsBarrierWord + alphamoe::kWsBarrierWords; }
+// Words of the barrier workspace the grid-barrier floor needs: the small
+// kernel's one barrier word, at the workspace's start.
+extern "C" int32_t bench_floor_barrier_words(void) { return kWsBarrierWord + 1; }

@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "images.h"
 #include "route_args.h"
@@ -18,87 +18,53 @@ struct Slot {
     DeviceState state;
 };
 
-struct Kernels {
-    alphamoe_status status[ALPHAMOE_KERNEL_COUNT];
-    CUkernel kernel[kEntryVariants][ALPHAMOE_KERNEL_COUNT][kRowWidths];  // DeviceState::entries
+// A context the library has launched in, with its view of its device. A
+// context's handle may be reused by a later context: its id, unique in the
+// process, tells them apart.
+struct ContextSlot {
+    CUcontext context;
+    unsigned long long id;
+    const DeviceState *device;
+    alphamoe_device_attributes attributes;
 };
 
-// Whether kernel i is the large kernel, plain (or flavoured, where
-// `flavoured` is true).
-bool is_large(int i, bool flavoured) {
-    for (int shared = 0; shared < 2; ++shared)
-        if (i == kernel_index(ALPHAMOE_SPECIALIZATION_LARGE, shared != 0, flavoured)) return true;
-    return false;
-}
+// Contexts are appended under the lock and never changed: a reader that
+// sees the count sees every slot below it. Past the last slot a context's
+// view is worked out at every call.
+constexpr int kContextSlots = 64;
+ContextSlot g_contexts[kContextSlots];
+std::atomic<int> g_context_count{0};
+pthread_mutex_t g_context_lock = PTHREAD_MUTEX_INITIALIZER;
 
-bool is_large_kernel(int i) { return is_large(i, false) || is_large(i, true); }
-
-// Whether kernel i has entry points for 16-bit logits: every plain kernel
-// (the plain softmax over them) and the flavoured large kernel.
-bool has_half_logits_entry(int i) {
-    for (int shared = 0; shared < 2; ++shared)
-        for (int s = ALPHAMOE_SPECIALIZATION_TINY; s <= ALPHAMOE_SPECIALIZATION_LARGE; ++s)
-            if (i == kernel_index(static_cast<alphamoe_specialization>(s), shared != 0, false)) return true;
-    return is_large(i, true);
-}
-
-// Whether kernel i has the variant's entry point for row width w.
-bool has_entry(int variant, int i, int w) {
-    switch (variant) {
-    case kEntryPlain:
-        return true;
-    case kEntryOneToken:
-        return (1 << w) >= kOneTokenEntryMinSlots && (i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, false, true) ||
-                                                      i == kernel_index(ALPHAMOE_SPECIALIZATION_TINY, true, true));
-    case kEntryStaged:
-    case kEntryStagedHalfLogits:
-        return is_large(i, false);
-    case kEntryHalfLogits:
-        return has_half_logits_entry(i);
-    case kEntryTokenCtas:
-        return (1 << w) >= kOneTokenEntryMinSlots && i == kernel_index(ALPHAMOE_SPECIALIZATION_SMALL, false, true);
-    default:
-        return false;
-    }
-}
-
-// The variant's part of an entry point's name.
-const char *const kVariantNames[kEntryVariants] = {"", "_one_token", "_staged", "_half_logits",
-                                                    "_staged_half_logits", "_token_ctas"};
-
-// Looks up <entry point><variant>_w<slots> of kernel k.
-CUresult variant_entry_point(const Driver &d, CUlibrary library, const EmbeddedKernel &k, const char *variant, int w,
-                             CUkernel *out) {
-    char name[96];
-    snprintf(name, sizeof name, "%s%s_w%d", k.entry_point, variant, 1 << w);
-    return d.LibraryGetKernel(out, library, name);
-}
-
-Kernels g_kernels;
+alphamoe_status g_kernel_status[kKernelCount];
+CUkernel g_kernels[kEntryCount];
 Slot *g_slots = nullptr;
 int g_slot_count = 0;
 alphamoe_status g_setup_status = ALPHAMOE_ERROR_OUT_OF_MEMORY;
 pthread_once_t g_setup_once = PTHREAD_ONCE_INIT;
 
-// Loads every embedded fatbin as a context-independent library. A fatbin
-// without an image for some device fails only when that device looks its
-// kernel up, which is where ALPHAMOE_ERROR_NO_IMAGE comes from.
+// Loads every embedded fatbin as a context-independent library and looks up
+// its entry points. A fatbin without an image for some device fails only
+// when that device looks its kernel up, which is where
+// ALPHAMOE_ERROR_NO_IMAGE comes from.
 void setup_once() {
     const Driver *driver = nullptr;
     g_setup_status = load_driver(&driver);
     if (g_setup_status != ALPHAMOE_OK) return;
     g_setup_status = ALPHAMOE_ERROR_OUT_OF_MEMORY;
     const Driver &d = *driver;
-    for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
-        const EmbeddedKernel &k = embedded_kernel(i);
-        CUlibrary library = nullptr;
-        CUresult r = d.LibraryLoadData(&library, k.fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
-        for (int w = 0; w < kRowWidths; ++w)
-            for (int v = 0; v < kEntryVariants && r == CUDA_SUCCESS; ++v)
-                if (has_entry(v, i, w))
-                    r = variant_entry_point(d, library, k, kVariantNames[v], w, &g_kernels.kernel[v][i][w]);
-        g_kernels.status[i] = status_from_cuda(r);
+    CUlibrary libraries[kKernelCount] = {};
+    CUresult loaded[kKernelCount];
+    for (int32_t i = 0; i < kKernelCount; ++i) {
+        const KernelInfo &k = kernel_info(i);
+        loaded[i] = d.LibraryLoadData(&libraries[i], k.fatbin, nullptr, nullptr, 0, nullptr, nullptr, 0);
     }
+    for (int32_t e = 0; e < kEntryCount; ++e) {
+        const EntryInfo &info = entry_info(e);
+        CUresult &r = loaded[info.kernel];
+        if (r == CUDA_SUCCESS) r = d.LibraryGetKernel(&g_kernels[e], libraries[info.kernel], info.name);
+    }
+    for (int32_t i = 0; i < kKernelCount; ++i) g_kernel_status[i] = status_from_cuda(loaded[i]);
     g_slots = static_cast<Slot *>(calloc(static_cast<size_t>(d.device_count), sizeof(Slot)));
     if (g_slots == nullptr) return;
     for (int i = 0; i < d.device_count; ++i) pthread_mutex_init(&g_slots[i].lock, nullptr);
@@ -120,14 +86,12 @@ int attribute(const Driver &d, CUdevice dev, CUdevice_attribute a, alphamoe_stat
 }
 
 // The large kernel is a persistent grid of one CTA per SM, but most of its
-// entry points (48 to 64 registers a thread, 48 KB) fit twice on an SM, so
-// the block scheduler may place two on one where the SMs are partly taken
-// at launch: a dependent launch starting beside its producer took 3.5 us
-// more per call at E512 M4096 in graphs, and nothing more once this
-// reservation was in. Reserving, unused, just over half an SM's shared
-// memory per CTA rules two out. Sets the kernel's dynamic shared memory
-// limit to that and returns it in *bytes (0 where the device cannot give
-// one CTA that much).
+// entry points fit twice on an SM, so the block scheduler may place two on
+// one where the SMs are partly taken at launch: a dependent launch beside
+// its producer (e512-m4096-k10-bm64 in a graph). Reserving, unused, just
+// over half an SM's shared memory per CTA rules two out. Sets the kernel's
+// dynamic shared memory limit to that and returns it in *bytes (0 where the
+// device cannot give one CTA that much).
 CUresult one_cta_per_sm(const Driver &d, CUdevice dev, CUkernel k, int smem_per_sm, int reserved_per_cta,
                         int max_per_cta, int32_t *bytes) {
     int static_bytes = 0;
@@ -137,6 +101,48 @@ CUresult one_cta_per_sm(const Driver &d, CUdevice dev, CUkernel k, int smem_per_
     *bytes = dynamic > 0 && static_bytes + dynamic <= max_per_cta ? dynamic : 0;
     if (*bytes == 0) return CUDA_SUCCESS;
     return d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, *bytes, k, dev);
+}
+
+// The largest cluster of router CTAs the current context holds: a
+// token-CTA grid's kMaxTokenCtas, beyond the portable size, where the
+// device schedules one for a kernel that allows it; else the portable
+// kMaxClusterCtas; else 1 (no cluster: small's grids launch cooperatively).
+// Probed with one entry point. Any refusal says only that such a cluster
+// does not fit.
+int32_t largest_cluster(const Driver &d, CUkernel probe) {
+    CUfunction f = nullptr;
+    if (probe == nullptr || d.KernelGetFunction(&f, probe) != CUDA_SUCCESS) return 1;
+    for (const int32_t size : {kMaxTokenCtas, kMaxClusterCtas}) {
+        CUlaunchAttribute cluster = {};
+        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        cluster.value.clusterDim.x = static_cast<unsigned>(size);
+        cluster.value.clusterDim.y = 1;
+        cluster.value.clusterDim.z = 1;
+        CUlaunchConfig cfg = {};
+        cfg.gridDimX = static_cast<unsigned>(size);
+        cfg.gridDimY = 1;
+        cfg.gridDimZ = 1;
+        cfg.blockDimX = kBlockThreads;
+        cfg.blockDimY = 1;
+        cfg.blockDimZ = 1;
+        cfg.attrs = &cluster;
+        cfg.numAttrs = 1;
+        int clusters = 0;
+        if (d.OccupancyMaxActiveClusters(&clusters, f, &cfg) == CUDA_SUCCESS && clusters >= 1) return size;
+    }
+    return 1;
+}
+
+// The largest cluster every small entry point fits in the current context:
+// their resources differ, and any of them may be launched as a cluster.
+int32_t largest_small_cluster(const Driver &d, const DeviceState &st) {
+    int32_t size = kMaxTokenCtas;
+    for (int32_t e = 0; e < kEntryCount; ++e)
+        if (kernel_info(entry_info(e).kernel).specialization == ALPHAMOE_SPECIALIZATION_SMALL) {
+            const int32_t fits = largest_cluster(d, st.entries[e].kernel);
+            if (fits < size) size = fits;
+        }
+    return size;
 }
 
 // Needs a context of `dev` current (occupancy is asked through it).
@@ -154,76 +160,42 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
     const int max_per_cta = attribute(d, dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &status);
     if (status != ALPHAMOE_OK) return status;
     if (image_arch_for(a.compute_capability) == 0) return ALPHAMOE_ERROR_NO_IMAGE;
+    for (int32_t i = 0; i < kKernelCount; ++i)
+        if (g_kernel_status[i] != ALPHAMOE_OK) return g_kernel_status[i];
 
+    // Each entry point's image loaded in this context (the first look at
+    // it: a device without one fails here) and, but for the one-token
+    // entry points, which launch one CTA, its occupancy, which the
+    // device's cooperative grids are sized from; large ones reserve their
+    // shared memory, small ones ask for clusters beyond the portable size.
     int min_occupancy = 1 << 30;
-    // A grid entry point's image loaded in this context, its dynamic shared
-    // memory set (large), and its occupancy, which the device's cooperative
-    // grids are sized from.
-    const auto prepare_grid_entry = [&](CUkernel k, bool large, int32_t *dynamic_smem) {
-        *dynamic_smem = 0;
-        int regs = 0;  // the first look at the image: a device without one fails here
-        CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, k, dev);
-        if (r == CUDA_SUCCESS && large)
-            r = one_cta_per_sm(d, dev, k, smem_per_sm, reserved_per_cta, max_per_cta, dynamic_smem);
+    for (int32_t e = 0; e < kEntryCount; ++e) {
+        const EntryInfo &info = entry_info(e);
+        const alphamoe_specialization spec = kernel_info(info.kernel).specialization;
+        EntryPoint &entry = st->entries[e];
+        entry.kernel = g_kernels[e];
+        entry.dynamic_smem = 0;
+        int regs = 0;
+        CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, entry.kernel, dev);
+        if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_LARGE)
+            r = one_cta_per_sm(d, dev, entry.kernel, smem_per_sm, reserved_per_cta, max_per_cta, &entry.dynamic_smem);
+        // Where the device refuses, clusters stay within the portable size
+        // (largest_cluster finds out).
+        if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_SMALL)
+            d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, entry.kernel, dev);
         CUfunction f = nullptr;
-        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, k);
-        int occupancy = 0;
-        if (r == CUDA_SUCCESS)
+        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, entry.kernel);
+        if (r == CUDA_SUCCESS && info.variant != kVariant_one_token) {
+            int occupancy = 0;
             r = d.OccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, f, kBlockThreads,
-                                                            static_cast<size_t>(*dynamic_smem));
-        if (r == CUDA_SUCCESS && occupancy < min_occupancy) min_occupancy = occupancy;
-        return r;
-    };
-    // Whether a token-CTA entry point's grid of kMaxTokenCtas CTAs, a
-    // cluster beyond the portable size, fits the device once the kernel
-    // allows such sizes (as the context resolving the device sees it). Any
-    // refusal says only that it does not: such grids then take another
-    // path (alphamoe_route), never a failing launch.
-    bool token_clusters_fit = true;
-    const auto allow_token_cluster = [&](CUkernel k) {
-        CUresult r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, k, dev);
-        CUfunction f = nullptr;
-        if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, k);
-        CUlaunchAttribute cluster = {};
-        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        cluster.value.clusterDim.x = kMaxTokenCtas;
-        cluster.value.clusterDim.y = 1;
-        cluster.value.clusterDim.z = 1;
-        CUlaunchConfig cfg = {};
-        cfg.gridDimX = kMaxTokenCtas;
-        cfg.gridDimY = 1;
-        cfg.gridDimZ = 1;
-        cfg.blockDimX = kBlockThreads;
-        cfg.blockDimY = 1;
-        cfg.blockDimZ = 1;
-        cfg.attrs = &cluster;
-        cfg.numAttrs = 1;
-        int clusters = 0;
-        if (r == CUDA_SUCCESS) r = d.OccupancyMaxActiveClusters(&clusters, f, &cfg);
-        if (r != CUDA_SUCCESS || clusters < 1) token_clusters_fit = false;
-    };
-    for (int i = 0; i < ALPHAMOE_KERNEL_COUNT; ++i) {
-        if (g_kernels.status[i] != ALPHAMOE_OK) return g_kernels.status[i];
-        for (int v = 0; v < kEntryVariants; ++v) {
-            for (int w = 0; w < kRowWidths; ++w) {
-                EntryPoint &e = st->entries[v][i][w];
-                e.kernel = g_kernels.kernel[v][i][w];
-                e.dynamic_smem = 0;
-                if (e.kernel == nullptr) continue;
-                // A one-token entry point launches one CTA: it needs its
-                // image loaded, not an occupancy.
-                CUfunction one_token = nullptr;
-                const CUresult r = v == kEntryOneToken
-                                       ? d.KernelGetFunction(&one_token, e.kernel)
-                                       : prepare_grid_entry(e.kernel, is_large_kernel(i), &e.dynamic_smem);
-                if (r != CUDA_SUCCESS) return status_from_cuda(r);
-                if (v == kEntryTokenCtas) allow_token_cluster(e.kernel);
-            }
+                                                            static_cast<size_t>(entry.dynamic_smem));
+            if (occupancy < min_occupancy) min_occupancy = occupancy;
         }
+        if (r != CUDA_SUCCESS) return status_from_cuda(r);
     }
     if (min_occupancy < 1) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
     a.cooperative_ctas_per_sm = min_occupancy;
-    st->token_cluster_ctas = token_clusters_fit ? kMaxTokenCtas : kMaxClusterCtas;
+    a.max_cluster_ctas = largest_small_cluster(d, *st);
     st->device = dev;
     return ALPHAMOE_OK;
 }
@@ -231,8 +203,7 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
 // Resolves dev's slot once; with_context(body) runs body with a context of
 // dev current, only when the slot still needs resolving.
 template <typename WithContext>
-alphamoe_status state_for(const Driver &d, CUdevice dev, WithContext with_context,
-                          const DeviceState **out) {
+alphamoe_status state_for(const Driver &d, CUdevice dev, WithContext with_context, const DeviceState **out) {
     if (dev < 0 || dev >= g_slot_count) return ALPHAMOE_ERROR_NO_DEVICE;
     Slot &slot = g_slots[dev];
     if (!slot.resolved.load(std::memory_order_acquire)) {
@@ -264,20 +235,65 @@ alphamoe_status in_context(const Driver &d, CUcontext ctx, Body body) {
     return s;
 }
 
+// The context's device, resolved if need be, and the context's view of it:
+// a context of part of the device (a green context) has fewer
+// multiprocessors, and perhaps no room for a cluster of the device's size.
+alphamoe_status context_view(const Driver &d, CUcontext ctx, ContextSlot *out) {
+    return in_context(d, ctx, [&] {
+        CUdevice dev = -1;
+        if (d.CtxGetDevice(&dev) != CUDA_SUCCESS) return ALPHAMOE_ERROR_CUDA;
+        const DeviceState *st = nullptr;
+        const alphamoe_status s = state_for(d, dev, [](auto body) { return body(); }, &st);
+        if (s != ALPHAMOE_OK) return s;
+        out->device = st;
+        out->attributes = st->attributes;
+        CUdevResource sms;
+        memset(&sms, 0, sizeof sms);
+        if (d.CtxGetDevResource != nullptr && d.CtxGetDevResource(ctx, &sms, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS &&
+            sms.sm.smCount > 0 && static_cast<int>(sms.sm.smCount) < out->attributes.multiprocessor_count) {
+            out->attributes.multiprocessor_count = static_cast<int32_t>(sms.sm.smCount);
+            out->attributes.max_cluster_ctas = largest_small_cluster(d, *st);
+        }
+        return ALPHAMOE_OK;
+    });
+}
+
 }  // namespace
 
-alphamoe_status device_state_for_stream(const Driver &d, CUstream stream, const DeviceState **out) {
+alphamoe_status context_state_for_stream(const Driver &d, CUstream stream, const DeviceState **device,
+                                         alphamoe_device_attributes *context_attributes) {
     alphamoe_status s = setup();
     if (s != ALPHAMOE_OK) return s;
     CUcontext ctx = nullptr;
     CUresult r = d.StreamGetCtx(stream, &ctx);
     if (r != CUDA_SUCCESS || ctx == nullptr) return r == CUDA_SUCCESS ? ALPHAMOE_ERROR_CUDA : status_from_cuda(r);
-    CUdevice dev = -1;
-    s = in_context(d, ctx, [&] {
-        return d.CtxGetDevice(&dev) == CUDA_SUCCESS ? ALPHAMOE_OK : ALPHAMOE_ERROR_CUDA;
-    });
+    unsigned long long id = 0;
+    r = d.CtxGetId(ctx, &id);
+    if (r != CUDA_SUCCESS) return status_from_cuda(r);
+    const int known = g_context_count.load(std::memory_order_acquire);
+    for (int i = 0; i < known; ++i) {
+        const ContextSlot &c = g_contexts[i];
+        if (c.context == ctx && c.id == id) {
+            *device = c.device;
+            *context_attributes = c.attributes;
+            return ALPHAMOE_OK;
+        }
+    }
+    ContextSlot view = {ctx, id, nullptr, {}};
+    s = context_view(d, ctx, &view);
     if (s != ALPHAMOE_OK) return s;
-    return state_for(d, dev, [&](auto body) { return in_context(d, ctx, body); }, out);
+    pthread_mutex_lock(&g_context_lock);
+    const int n = g_context_count.load(std::memory_order_relaxed);
+    bool listed = false;
+    for (int i = known; i < n; ++i) listed |= g_contexts[i].context == ctx && g_contexts[i].id == id;
+    if (!listed && n < kContextSlots) {
+        g_contexts[n] = view;
+        g_context_count.store(n + 1, std::memory_order_release);
+    }
+    pthread_mutex_unlock(&g_context_lock);
+    *device = view.device;
+    *context_attributes = view.attributes;
+    return ALPHAMOE_OK;
 }
 
 alphamoe_status device_state_for_ordinal(const Driver &d, int ordinal, const DeviceState **out) {
@@ -290,8 +306,7 @@ alphamoe_status device_state_for_ordinal(const Driver &d, int ordinal, const Dev
     return state_for(d, dev,
                      [&](auto body) {
                          CUcontext primary = nullptr;
-                         if (d.DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS)
-                             return ALPHAMOE_ERROR_CUDA;
+                         if (d.DevicePrimaryCtxRetain(&primary, dev) != CUDA_SUCCESS) return ALPHAMOE_ERROR_CUDA;
                          const alphamoe_status result = in_context(d, primary, body);
                          d.DevicePrimaryCtxRelease(dev);
                          return result;

@@ -47,6 +47,7 @@ alphamoe_status load_once() {
                      resolve(get, "cuCtxPopCurrent", 4000, &d.CtxPopCurrent) &&
                      resolve(get, "cuCtxGetDevice", 2000, &d.CtxGetDevice) &&
                      resolve(get, "cuStreamGetCtx", 9020, &d.StreamGetCtx) &&
+                     resolve(get, "cuCtxGetId", 12000, &d.CtxGetId) &&
                      resolve(get, "cuLibraryLoadData", 12000, &d.LibraryLoadData) &&
                      resolve(get, "cuLibraryGetKernel", 12000, &d.LibraryGetKernel) &&
                      resolve(get, "cuKernelGetAttribute", 12000, &d.KernelGetAttribute) &&
@@ -57,6 +58,7 @@ alphamoe_status load_once() {
                      resolve(get, "cuOccupancyMaxActiveClusters", 11070, &d.OccupancyMaxActiveClusters) &&
                      resolve(get, "cuLaunchKernelEx", 11060, &d.LaunchKernelEx);
     if (!all) return ALPHAMOE_ERROR_NO_DRIVER;
+    if (!resolve(get, "cuCtxGetDevResource", 12040, &d.CtxGetDevResource)) d.CtxGetDevResource = nullptr;
 
     const CUresult init = d.Init(0);
     if (init == CUDA_ERROR_NO_DEVICE) return ALPHAMOE_ERROR_NO_DEVICE;

@@ -26,6 +26,10 @@ struct Driver {
     PFN_cuCtxPopCurrent_v4000 CtxPopCurrent;
     PFN_cuCtxGetDevice_v2000 CtxGetDevice;
     PFN_cuStreamGetCtx_v9020 StreamGetCtx;
+    PFN_cuCtxGetId_v12000 CtxGetId;
+    // Optional (drivers of CUDA 12.4 on, which have green contexts); null
+    // where the driver lacks it.
+    PFN_cuCtxGetDevResource_v12040 CtxGetDevResource;
     PFN_cuLibraryLoadData_v12000 LibraryLoadData;
     PFN_cuLibraryGetKernel_v12000 LibraryGetKernel;
     PFN_cuKernelGetAttribute_v12000 KernelGetAttribute;

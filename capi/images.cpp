@@ -3,38 +3,10 @@
 #include <string.h>
 
 #include "build_config.h"
-
-// Defined by the generated embedded_images.S.
-#define ALPHAMOE_DECLARE_FATBIN(name) \
-    extern "C" const unsigned char amoe_fatbin_##name[], amoe_fatbin_##name##_end[];
-ALPHAMOE_DECLARE_FATBIN(tiny_routed)
-ALPHAMOE_DECLARE_FATBIN(tiny_shared)
-ALPHAMOE_DECLARE_FATBIN(small_routed)
-ALPHAMOE_DECLARE_FATBIN(small_shared)
-ALPHAMOE_DECLARE_FATBIN(large_routed)
-ALPHAMOE_DECLARE_FATBIN(large_shared)
-ALPHAMOE_DECLARE_FATBIN(tiny_routed_flavours)
-ALPHAMOE_DECLARE_FATBIN(tiny_shared_flavours)
-ALPHAMOE_DECLARE_FATBIN(small_routed_flavours)
-ALPHAMOE_DECLARE_FATBIN(small_shared_flavours)
-ALPHAMOE_DECLARE_FATBIN(large_routed_flavours)
-ALPHAMOE_DECLARE_FATBIN(large_shared_flavours)
+#include "kernel_table.h"
 
 namespace alphamoe {
 namespace {
-
-#define ALPHAMOE_KERNEL_ENTRY(name)                                              \
-    {#name, "alphamoe_" #name, amoe_fatbin_##name,                              \
-     static_cast<size_t>(amoe_fatbin_##name##_end - amoe_fatbin_##name)}
-
-const EmbeddedKernel kKernels[ALPHAMOE_KERNEL_COUNT] = {
-    ALPHAMOE_KERNEL_ENTRY(tiny_routed),  ALPHAMOE_KERNEL_ENTRY(tiny_shared),
-    ALPHAMOE_KERNEL_ENTRY(small_routed), ALPHAMOE_KERNEL_ENTRY(small_shared),
-    ALPHAMOE_KERNEL_ENTRY(large_routed), ALPHAMOE_KERNEL_ENTRY(large_shared),
-    ALPHAMOE_KERNEL_ENTRY(tiny_routed_flavours),  ALPHAMOE_KERNEL_ENTRY(tiny_shared_flavours),
-    ALPHAMOE_KERNEL_ENTRY(small_routed_flavours), ALPHAMOE_KERNEL_ENTRY(small_shared_flavours),
-    ALPHAMOE_KERNEL_ENTRY(large_routed_flavours), ALPHAMOE_KERNEL_ENTRY(large_shared_flavours),
-};
 
 const int32_t kImageArchs[] = {ALPHAMOE_IMAGE_ARCH_LIST};
 
@@ -53,12 +25,6 @@ T read_le(const unsigned char *p) {
 }
 
 }  // namespace
-
-const EmbeddedKernel &embedded_kernel(int index) { return kKernels[index]; }
-
-int kernel_index(alphamoe_specialization specialization, bool shared_expert, bool flavoured) {
-    return (flavoured ? 6 : 0) + (static_cast<int>(specialization) - 1) * 2 + (shared_expert ? 1 : 0);
-}
 
 int fatbin_elf_archs(const unsigned char *fatbin, size_t size, int32_t *archs, int capacity) {
     if (size < kFatbinHeaderBytes || read_le<uint32_t>(fatbin) != kFatbinMagic) return -1;
@@ -94,16 +60,24 @@ int32_t image_arch_for(int32_t compute_capability) {
 
 extern "C" {
 
+int32_t alphamoe_kernel_count(void) { return alphamoe::kKernelCount; }
+
+int32_t alphamoe_entry_point_count(void) { return alphamoe::kEntryCount; }
+
 const char *alphamoe_kernel_name(int32_t index) {
-    if (index < 0 || index >= ALPHAMOE_KERNEL_COUNT) return nullptr;
-    return alphamoe::embedded_kernel(index).name;
+    if (index < 0 || index >= alphamoe::kKernelCount) return nullptr;
+    return alphamoe::kernel_info(index).name;
 }
 
-alphamoe_status alphamoe_kernel_images(int32_t index, int32_t *archs, int32_t capacity,
-                                       int32_t *count) {
+const char *alphamoe_entry_point_name(int32_t index) {
+    if (index < 0 || index >= alphamoe::kEntryCount) return nullptr;
+    return alphamoe::entry_info(index).name;
+}
+
+alphamoe_status alphamoe_kernel_images(int32_t index, int32_t *archs, int32_t capacity, int32_t *count) {
     if (count == nullptr || (archs == nullptr && capacity > 0)) return ALPHAMOE_ERROR_NULL_POINTER;
-    if (index < 0 || index >= ALPHAMOE_KERNEL_COUNT || capacity < 0) return ALPHAMOE_ERROR_INVALID_ARGUMENT;
-    const alphamoe::EmbeddedKernel &k = alphamoe::embedded_kernel(index);
+    if (index < 0 || index >= alphamoe::kKernelCount || capacity < 0) return ALPHAMOE_ERROR_INVALID_ARGUMENT;
+    const alphamoe::KernelInfo &k = alphamoe::kernel_info(index);
     const int n = alphamoe::fatbin_elf_archs(k.fatbin, k.fatbin_size, archs, capacity);
     if (n < 0) return ALPHAMOE_ERROR_NO_IMAGE;
     *count = n;

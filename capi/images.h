@@ -1,5 +1,5 @@
-// The kernel images embedded in the library: one fatbin per kernel, one ELF
-// image per configured architecture inside each.
+// The kernel images embedded in the library: one fatbin per kernel
+// (kernel_table.h), one ELF image per configured architecture inside each.
 #ifndef ALPHAMOE_CAPI_IMAGES_H
 #define ALPHAMOE_CAPI_IMAGES_H
 
@@ -9,19 +9,6 @@
 #include "alphamoe/router_diagnostics.h"
 
 namespace alphamoe {
-
-struct EmbeddedKernel {
-    const char *name;         // e.g. "tiny_routed"
-    const char *entry_point;  // e.g. "alphamoe_tiny_routed"
-    const unsigned char *fatbin;
-    size_t fatbin_size;
-};
-
-// index in [0, ALPHAMOE_KERNEL_COUNT); order: tiny, small, large, each
-// routed then shared, first for the first version's routing, then for any
-// routing flavour (see routes_a_flavour).
-const EmbeddedKernel &embedded_kernel(int index);
-int kernel_index(alphamoe_specialization specialization, bool shared_expert, bool flavoured);
 
 // Architectures (90, 100, 103, ...) of the ELF images in a fatbin. Returns
 // the number found (writing at most capacity), or -1 if it is malformed.

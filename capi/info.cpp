@@ -22,7 +22,7 @@ alphamoe_status alphamoe_device_count(int32_t *count) {
 
 alphamoe_status alphamoe_device_attributes_query(int32_t device_ordinal,
                                                  alphamoe_device_attributes *out) {
-    alphamoe_status s = check_output_struct(out, kDeviceAttributesSizeV1);
+    alphamoe_status s = check_output_struct(out, kDeviceAttributesVersions);
     if (s != ALPHAMOE_OK) return s;
     const Driver *d = nullptr;
     s = load_driver(&d);

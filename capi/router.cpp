@@ -189,7 +189,7 @@ alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_r
     r->capacity = capacity;
     // Per-expert counts for all E global experts: enough for any local
     // subset, whatever ids a kernel counts in.
-    const int64_t bytes = workspace_words(p.num_experts) * 4;
+    const int64_t bytes = alphamoe_workspace_words(p.num_experts, kPhaseClocks) * 4;
     r->workspace_bytes = (bytes + 127) / 128 * 128;
     *out = r;
     return ALPHAMOE_OK;

@@ -21,8 +21,9 @@ namespace alphamoe {
 constexpr size_t kParamsVersions[] = {offsetof(alphamoe_params, scoring), sizeof(alphamoe_params)};
 constexpr size_t kBuffersVersions[] = {offsetof(alphamoe_buffers, correction_bias), sizeof(alphamoe_buffers)};
 constexpr size_t kSizesSizeV1 = sizeof(alphamoe_sizes);
-constexpr size_t kDeviceAttributesSizeV1 = sizeof(alphamoe_device_attributes);
-constexpr size_t kSelectionSizeV1 = sizeof(alphamoe_selection);
+constexpr size_t kDeviceAttributesVersions[] = {offsetof(alphamoe_device_attributes, max_cluster_ctas),
+                                                sizeof(alphamoe_device_attributes)};
+constexpr size_t kSelectionVersions[] = {offsetof(alphamoe_selection, cluster_ctas), sizeof(alphamoe_selection)};
 
 constexpr int64_t kWorkspaceAlignment = 16;
 

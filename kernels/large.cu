@@ -18,7 +18,7 @@
 // CTA 0 flips once every CTA has sent its counts (so every CTA has read
 // it), names the set, and the call zeroes the other set, which the call
 // before it used, for the call after it.
-#include "common/kernel_name.cuh"
+#include "common/entry_point.cuh"
 #include "common/relaxed_gpu.cuh"
 #include "common/route_kernel.cuh"
 
@@ -111,17 +111,21 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     *earlier = before;
 }
 
-// kStaged: the staged entry points (pairs_staged, route_args.h), which list
-// the CTA's pairs in plan order while the counts travel. kHalfLogits: the
-// entry points for 16-bit logits (select_tokens), in the plain kernel for
-// the plain softmax over them.
-template <int kSlots, bool kStaged = false, bool kHalfLogits = false>
+// A persistent grid, its CTAs grouped for the exchange of counts.
+struct LargeGrid {
+    static constexpr bool kOneCta = false;
+    static constexpr bool kFlavouredTokenBits = false;
+    static constexpr bool kFewBlocksScan = false;
+};
+
+template <class Variant, int kSlots>
 __device__ __forceinline__ void large(const RouteArgs &a) {
+    constexpr bool kStaged = Variant::kStagedPairs;
     __shared__ CtaShared sh;
     uint32_t *phase_word = a.workspace + kWsLargePhaseWord;
     uint32_t phase = 0;
     const auto read_phase = [&] { phase = load_relaxed(phase_word); };
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, false, false, kStaged, kHalfLogits>(
+    route_kernel_body<EntryPolicy<LargeGrid, Variant, kSlots>>(
         a, sh,
         [&](int32_t count, int32_t *total, int32_t *earlier, auto stage) {
             const int e = threadIdx.x;
@@ -168,26 +172,4 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
         read_phase);
 }
 
-template <int kSlots>
-__device__ __forceinline__ void large_staged(const RouteArgs &a) {
-    large<kSlots, true>(a);
-}
-
-template <int kSlots>
-__device__ __forceinline__ void large_half_logits(const RouteArgs &a) {
-    large<kSlots, false, true>(a);
-}
-
-template <int kSlots>
-__device__ __forceinline__ void large_staged_half_logits(const RouteArgs &a) {
-    large<kSlots, true, true>(a);
-}
-
 }  // namespace
-
-ALPHAMOE_WIDTH_KERNELS(large, large)
-ALPHAMOE_VARIANT_KERNELS(large, _half_logits, large_half_logits)
-#if !ALPHAMOE_FLAVOURED
-ALPHAMOE_VARIANT_KERNELS(large, _staged, large_staged)
-ALPHAMOE_VARIANT_KERNELS(large, _staged_half_logits, large_staged_half_logits)
-#endif

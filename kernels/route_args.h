@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "common/divisor.h"
+#include "workspace.h"
 
 #if defined(__CUDACC__)
 #define ALPHAMOE_HOST_DEVICE __host__ __device__
@@ -21,24 +22,6 @@ constexpr int kBlockThreads = 512;
 constexpr int kWarpsPerBlock = kBlockThreads / 32;
 constexpr int kMaxExperts = 512;
 constexpr int kMaxTopK = 16;  // ALPHAMOE_MAX_TOP_K
-// Row widths: each kernel family and mode has one entry point per count of
-// slots per lane, the fewest that hold a row's candidates. The host picks
-// the entry point, so a call runs straight code with no width dispatch.
-constexpr int kRowWidths = 5;  // 1, 2, 4, 8 and 16 slots
-static_assert(kMaxExperts <= 32 * 16, "16 slots per lane hold every row");
-
-// The entry point's index for n_candidates (>= 1) candidates per row.
-ALPHAMOE_HOST_DEVICE inline int row_width_index(int32_t n_candidates) {
-    const int32_t slots = (n_candidates + 31) / 32;
-    return slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4;
-}
-
-// The flavoured tiny kernel's one-token entry points, <kernel>_one_token_w<slots>,
-// exist for rows of at least this many slots: there the CTA ranks a
-// one-token call (one_token_select_flavoured.cuh). They are entry points
-// of their own so that the other calls' code stays as it is without them.
-constexpr int kOneTokenEntryMinSlots = 8;
-
 // The workspace holds per-CTA expert counts for at most this many CTAs.
 constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable
@@ -64,27 +47,16 @@ constexpr int kPairIdBits = 9;
 constexpr int32_t kMaxPairRankTokens = 1 << (16 - kPairIdBits);
 static_assert(kMaxExperts <= (1 << kPairIdBits), "a plain pair id fits below its rank");
 
-// The plain large kernel's staged entry points (<kernel>_staged_w<slots>)
-// list each CTA's pairs in plan order while the counts are exchanged and
-// copy the list out in order (route_cta.cuh). The host launches them where
-// pairs_staged holds: at most kStagedMaxPairs pairs a CTA, and more than
-// kStagedMinPairsPerExpert an expert on average. The list and its scan
-// cost the CTA that counts last in full; only runs of more than two pairs
-// an expert pay for them (measured on the H200, bench/RESULTS.md ninth run:
-// E512 16384 tokens, 2.4 pairs an expert a CTA, -0.46 us; E8 4096 tokens,
-// 8, -0.09; E128 4096 tokens, 2, +0.37; E256 8192 tokens, 2, +0.22; E512
-// 4096 tokens, 0.6, +0.28). Left in the other entry points, the unused
-// staging code cost their calls 0.07 to 0.24 us.
+// A staged CTA lists at most this many pairs (stage_ranked_pairs,
+// kernels/common/route_cta.cuh): its warps keep every pair, ranks included
+// (a warp's pairs are at most ceil(T / 16) * k <= T * k / 16 + k).
 constexpr int32_t kStagedMaxPairs = 2048;
-constexpr int32_t kStagedMinPairsPerExpert = 2;
-// At most kStagedMaxPairs pairs a CTA: its warps keep every pair, ranks
-// included (a warp's pairs are at most ceil(T / 16) * k <= T * k / 16 + k).
 static_assert(kStagedMaxPairs / kWarpsPerBlock + kMaxTopK <= kPairIdsPerWarp, "a staged warp keeps its pairs");
 static_assert(kStagedMaxPairs / kWarpsPerBlock <= kMaxPairRankTokens, "and their ranks");
-ALPHAMOE_HOST_DEVICE inline bool pairs_staged(int32_t tokens_per_cta, int32_t top_k, int32_t plan_experts) {
-    const int64_t pairs = static_cast<int64_t>(tokens_per_cta) * top_k;
-    return pairs <= kStagedMaxPairs && pairs > static_cast<int64_t>(kStagedMinPairsPerExpert) * plan_experts;
-}
+
+// The few-token plan by token warps (few_token_plan.cuh) takes block_m up
+// to this: a lane's own loop writes a block's padding.
+constexpr int32_t kTokenWarpsPlanMaxBlockM = 8;
 
 enum RouteFlags : uint32_t {
     kFlagTailFill = 0x2u,        // same bit as ALPHAMOE_FLAG_TAIL_FILL
@@ -96,66 +68,28 @@ enum RouteFlags : uint32_t {
 
 enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 
+// How the kernel plans the call, decided by the host (capi/plan.cpp) for
+// the call as a whole; a kernel compiles only the paths its entry point
+// can take and reads these bits to choose among them.
+enum PlanBits : uint32_t {
+    kPlanFewTokens = 0x1u,    // one CTA, a token a warp at most, every id planned (few_token_plan.cuh)
+    kPlanOneToken = 0x2u,     // the few-token plan of one token
+    kPlanTokenWarps = 0x4u,   // the few-token plan by token warps (plain kernels)
+    kPlanTokenBits = 0x8u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
+    kPlanStagedPairs = 0x10u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
+};
+
 // The grouped selection keeps one group score per lane.
 constexpr int kMaxGpuGroups = 32;
 
-// Workspace layout, in 32-bit words. It must be zero before the first
-// call; every call leaves it ready for the next (the small kernel's barrier
-// word's low bits as it found them, the large kernel's next exchange set
-// zero), so it needs zeroing only once.
-// The small kernel's cooperative grid meets at this barrier word.
-constexpr int kWsBarrierWord = 0;
-constexpr int kWsBarrierWords = 1;
-// The large kernel's phase word: bit 31, flipped once per large call, names
-// the exchange set the call uses; the other bits stay zero.
-constexpr int kWsLargePhaseWord = 32;
-// Profiling builds (phase_clocks): CTA 0 stamps clock64() at its phase
-// boundaries into header words 8.., as int64 values.
-constexpr int kWsPhaseClockWord = 8;
-constexpr int kPhaseClockCount = 7;
-constexpr int kWsHeaderWords = 64;
-// The large kernel's CTAs form groups of consecutive CTAs (about sqrt of the
-// grid each, so at most 16 groups of at most 16).
-constexpr int kMaxCtaGroups = 16;
-constexpr int kMaxGroupCtas = 16;
-static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");
-// Two exchange sets follow the header (large kernel). A call uses the set
-// its phase word names and zeroes the whole other set for the next call;
-// sets of a fixed size at fixed places keep that true whatever the L of
-// the calls sharing the workspace. In a set:
-// - word 0: CTAs arrived (each adds 1 once its counts are on their way);
-// - group sums, [g * kMaxExperts + e]: (CTAs of group g that added <<
-//   kGroupSumArrivedShift) + pairs of expert e in their token ranges;
-// - member counts, [c * kMaxExperts + e]: 1 + pairs of expert e in CTA c's
-//   token range (0: not written yet).
-// Every word says by itself whether it is complete, so a CTA needs no
-// release fence before it arrives, nor an acquire after it.
-constexpr int kGroupSumArrivedShift = 27;
-// The pairs of one expert in one group's token ranges must stay below
-// this (the host checks: group_sums_hold).
+static_assert(kMaxExperts == kWsMaxExperts && kMaxGridCtas == kWsMaxGridCtas, "the workspace is sized for these");
+// The pairs of one expert in one group's token ranges must stay below this
+// (the host checks: group_sums_hold).
 constexpr int64_t kMaxGroupSumPairs = int64_t{1} << kGroupSumArrivedShift;
-static_assert(kMaxGroupCtas < (1 << (32 - kGroupSumArrivedShift)), "a group's CTAs fit above the pairs");
-constexpr int kWsSetArrivalsWord = 0;
-constexpr int kWsSetGroupSumsWord = 32;
-constexpr int kWsSetMemberCountsWord = kWsSetGroupSumsWord + kMaxCtaGroups * kMaxExperts;
-constexpr int kWsExchangeSetWords = kWsSetMemberCountsWord + kMaxGridCtas * kMaxExperts;
-constexpr int kWsExchangeSetsWord = kWsHeaderWords;
-static_assert(kWsExchangeSetWords % 32 == 0, "sets start 128-byte aligned");
-// Then the small kernel's count table, counts[c * L + e] (L: the call's
-// plan experts): pairs of expert e in CTA c's token range. At most
-// kMaxGridCtas rows of at most E.
-constexpr int kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords;
-static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
-static_assert(kWsCountTableWord == 278656, "bench/phase_clocks.c mirrors this word");
-// Profiling builds (phase_clocks): 4 global-timer stamps per CTA (int64)
-// after the count table, in words only their workspaces have: over the
-// table, a CTA done with the exchange would overwrite counts that small's
-// cooperative grid has still to read.
-constexpr int kCtaTimerWords = kMaxGridCtas * 8;
 #if defined(ALPHAMOE_PHASE_CLOCKS) && ALPHAMOE_PHASE_CLOCKS
-constexpr int kProfilingWords = kCtaTimerWords;
+constexpr bool kPhaseClocks = true;
 #else
-constexpr int kProfilingWords = 0;
+constexpr bool kPhaseClocks = false;
 #endif
 
 // How the large kernel groups a grid of num_ctas CTAs: ceil(sqrt(n)) groups
@@ -183,15 +117,6 @@ ALPHAMOE_HOST_DEVICE inline CtaGrouping cta_grouping(int32_t num_ctas) {
 // map gives several experts one local id).
 ALPHAMOE_HOST_DEVICE inline bool group_sums_hold(const CtaGrouping &g, int32_t tokens_per_cta, int32_t top_k) {
     return static_cast<int64_t>(g.size) * tokens_per_cta * top_k < kMaxGroupSumPairs;
-}
-
-// The first word past the count table of a router of num_experts experts.
-ALPHAMOE_HOST_DEVICE inline int64_t count_table_end_word(int32_t num_experts) {
-    return kWsCountTableWord + static_cast<int64_t>(num_experts) * kMaxGridCtas;
-}
-
-ALPHAMOE_HOST_DEVICE inline int64_t workspace_words(int32_t num_experts) {
-    return count_table_end_word(num_experts) + kProfilingWords;
 }
 
 struct RouteArgs {
@@ -223,6 +148,7 @@ struct RouteArgs {
     int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
     alphamoe_divisor block_m_divisor;  // divides by block_m
     CtaGrouping cta_groups;      // the large kernel's, for this grid
+    uint32_t plan;               // PlanBits
 };
 
 }  // namespace alphamoe

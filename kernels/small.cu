@@ -8,7 +8,7 @@
 // going through the workspace. Either way every CTA then sums the counts
 // itself: redundant, but cheaper than a second barrier while the grid is
 // small.
-#include "common/kernel_name.cuh"
+#include "common/entry_point.cuh"
 #include "common/route_kernel.cuh"
 
 using namespace alphamoe;
@@ -86,18 +86,24 @@ __device__ __forceinline__ void exchange_through_workspace(const RouteArgs &a, i
     }
 }
 
-// kTokenCtas: the flavoured kernel's token-CTA entry points, where each
-// CTA of a grid of a token a CTA ranks its token (route_kernel_body); their
-// cluster may hold up to kMaxTokenCtas CTAs.
-template <int kSlots, bool kHalfLogits = false, bool kTokenCtas = false>
+// A cluster or a cooperative grid: token bits in the flavoured kernel too
+// (its calls are of at most 16 tokens a CTA but where a grid is forced
+// small), and the block scan by ballots where every expert holds few blocks.
+struct SmallGrid {
+    static constexpr bool kOneCta = false;
+    static constexpr bool kFlavouredTokenBits = true;
+    static constexpr bool kFewBlocksScan = true;
+};
+
+template <class Variant, int kSlots>
 __device__ __forceinline__ void small(const RouteArgs &a) {
+    constexpr bool kTokenCtas = Variant::kCtaRanksToken;
     __shared__ CtaShared sh;
     // Uniform over the grid: launched as one cluster, or cooperatively.
     const bool one_cluster = __clusterSizeInBlocks() == gridDim.x;
-    // Token bits in the flavoured kernel too: its calls are of at most 16
-    // tokens a CTA but where a grid is forced small. It stages no pairs
-    // (stage): the cluster's published counts share the list's space.
-    route_kernel_body<kSlots, kSharedExpert, kFlavoured, false, kTokenCtas, true, false, kHalfLogits, true>(
+    // It stages no pairs (stage): the cluster's published counts share the
+    // list's space.
+    route_kernel_body<EntryPolicy<SmallGrid, Variant, kSlots>>(
         a, sh, [&](int32_t count, int32_t *total, int32_t *earlier, auto /*stage*/) {
             // A token-CTA cluster beyond the portable size reads the
             // counts of up to kMaxTokenCtas CTAs; one within it, of
@@ -116,26 +122,4 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
     if (one_cluster && a.num_tokens != 0) __cluster_barrier_wait();
 }
 
-template <int kSlots>
-__device__ __forceinline__ void small_half_logits(const RouteArgs &a) {
-    small<kSlots, true>(a);
-}
-
-template <int kSlots>
-__device__ __forceinline__ void small_token_ctas(const RouteArgs &a) {
-    small<kSlots, false, true>(a);
-}
-
 }  // namespace
-
-ALPHAMOE_WIDTH_KERNELS(small, small)
-#if ALPHAMOE_FLAVOURED && !ALPHAMOE_SHARED_EXPERT
-// Sigmoid scoring only (token_ctas_hold, capi/selection.cpp), which the
-// shared-expert mode does not take.
-static_assert(kOneTokenEntryMinSlots == 8, "the token-CTA entry points below");
-ALPHAMOE_VARIANT_KERNEL(small, _token_ctas, 8, small_token_ctas)
-ALPHAMOE_VARIANT_KERNEL(small, _token_ctas, 16, small_token_ctas)
-#endif
-#if !ALPHAMOE_FLAVOURED
-ALPHAMOE_VARIANT_KERNELS(small, _half_logits, small_half_logits)
-#endif

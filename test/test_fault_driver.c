@@ -23,7 +23,7 @@
 static const char *const kEntryPoints[] = {
     "cuGetErrorName", "cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetAttribute",
     "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuCtxGetCurrent", "cuCtxPushCurrent",
-    "cuCtxPopCurrent", "cuCtxGetDevice", "cuStreamGetCtx", "cuLibraryLoadData", "cuLibraryGetKernel",
+    "cuCtxPopCurrent", "cuCtxGetDevice", "cuStreamGetCtx", "cuCtxGetId", "cuLibraryLoadData", "cuLibraryGetKernel",
     "cuKernelGetAttribute", "cuKernelGetFunction", "cuKernelSetAttribute", "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     "cuOccupancyMaxActiveClusters", "cuLaunchKernelEx",
 };

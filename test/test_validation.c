@@ -1424,7 +1424,8 @@ static alphamoe_router *sigmoid_router(int32_t E, int32_t groups, uint32_t flags
  * other call as before. */
 static void test_select_token_ctas(void **state) {
     (void)state;
-    const alphamoe_device_attributes h200 = device_attrs(90, 132, 1, 1);
+    alphamoe_device_attributes h200 = device_attrs(90, 132, 1, 1);
+    h200.max_cluster_ctas = 16; /* what the library reads off a Hopper device */
     struct {
         alphamoe_router *r;
         int token_ctas;
@@ -1451,6 +1452,19 @@ static void test_select_token_ctas(void **state) {
                          want ? "small, a token a CTA" : "the usual selection");
             if (!want && M <= 16 && s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
                 fail_msg("%s, M=%d: not tiny", routers[i].what, M);
+        }
+        /* Clusters of the portable size only (0 reads as 8): a grid of a
+         * token a CTA up to 8 tokens, tiny beyond. */
+        const alphamoe_device_attributes portable = device_attrs(90, 132, 1, 1);
+        for (int32_t M = 2; M <= 16; ++M) {
+            alphamoe_selection s = blank_selection();
+            assert_int_equal(alphamoe_router_select(routers[i].r, M, &portable, &s), ALPHAMOE_OK);
+            const int want = routers[i].token_ctas && M <= 8;
+            const int got = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && s.tokens_per_cta == 1 &&
+                            s.grid_ctas == M && s.cluster_ctas == M;
+            if (want != got || (!want && s.specialization != ALPHAMOE_SPECIALIZATION_TINY))
+                fail_msg("%s, M=%d, clusters of 8: spec %d grid %d per_cta %d cluster %d", routers[i].what, M,
+                         (int)s.specialization, s.grid_ctas, s.tokens_per_cta, s.cluster_ctas);
         }
         /* Fewer multiprocessors than tokens: no grid of a token a CTA. */
         const alphamoe_device_attributes four_sms = device_attrs(90, 4, 1, 1);

@@ -168,19 +168,6 @@ __device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, 
 
 constexpr int kPlanBarrier = 1;  // a named barrier; 0 is __syncthreads'
 constexpr int kChosenWords = kMaxExperts / 32;
-constexpr int32_t kTokenWarpsPlanMaxBlockM = 8;
-
-// Whether a call of 2 to 16 tokens (a token a warp, every expert planned)
-// takes the token warps' plan: one block an expert, and paddings short
-// enough for a lane's own loop. Measured on the H200 (bench/RESULTS.md),
-// against the CTA's plan: E512 8 tokens at block_m 8 0.13 to 0.19 us
-// faster (shared-expert mode 0.08 to 0.16, cold code 0.19); at block_m
-// 64, E8 16 tokens 0.26 us and DeepSeek-V3 8 tokens 1.95 us slower (0.10
-// and 1.09 with the paddings spread over the warp).
-__device__ __forceinline__ bool token_warps_plan_holds(const RouteArgs &a) {
-    return a.num_tokens <= a.block_m && a.block_m <= kTokenWarpsPlanMaxBlockM;
-}
-
 // Every warp of the CTA, once it has ranked its token if it holds one
 // (kTallyChosenBits).
 __device__ __forceinline__ void write_few_token_plan_by_token_warps(const RouteArgs &a, CtaShared &sh) {
@@ -238,8 +225,9 @@ __device__ __forceinline__ void write_few_token_plan_by_token_warps(const RouteA
 }
 
 // Every thread of the CTA, once the warps have ranked their tokens;
-// token_warps: where token_warps_plan_holds, in the plain kernels, whose
-// tokens were ranked with kTallyChosenBits.
+// token_warps: where the host planned it (kPlanTokenWarps: a call of 2 to
+// 16 tokens at block_m <= kTokenWarpsPlanMaxBlockM, one block an expert),
+// in the plain kernels, whose tokens were ranked with kTallyChosenBits.
 __device__ __forceinline__ void write_few_token_plan(const RouteArgs &a, CtaShared &sh, bool token_warps) {
     if (token_warps)
         write_few_token_plan_by_token_warps(a, sh);

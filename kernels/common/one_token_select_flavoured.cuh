@@ -54,9 +54,14 @@ __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, flo
 // candidate"), it returns false in every thread, having written nothing:
 // the caller then selects the token as for any other call, with the same
 // results.
+// The fewest slots per lane for which the CTA ranks a flavoured token: 32
+// maxima of S experts, one expert a thread. The one_token and token_ctas
+// entry points (kernels/variants.def) exist at these widths only.
+constexpr int kFlavouredCtaRankMinSlots = 8;
+
 template <int S, bool kShared, bool kGridToken = false>
 __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArgs &a, CtaShared &sh, int32_t t = 0) {
-    static_assert(S >= kOneTokenEntryMinSlots && S <= 16 && kWarpsPerBlock == 16,
+    static_assert(S >= kFlavouredCtaRankMinSlots && S <= 16 && kWarpsPerBlock == 16,
                   "32 maxima of S experts, one expert a thread");
     const bool grouped = a.num_groups > 1;
     if (((a.flags & kFlagNoRenormalize) && !(a.flags & kFlagSigmoid)) ||

@@ -117,15 +117,12 @@ __device__ __forceinline__ bool route_empty_call(const RouteArgs &a) {
 // are then population counts: no per-warp rows of counts to clear, add to
 // and turn into prefixes (each thread 16 rows of shared-memory loads and
 // stores, which the SM's shared memory serves a warp's row at a time).
-// Measured on the H200 (bench/RESULTS.md): E512 32 to 512 tokens -0.17 to
-// -0.25 us, E256 1024 tokens -0.11, DeepSeek-V3 128 tokens -0.21; the
-// plain calls that still count by rows 0 to 0.07 us slower. Not in the
-// flavoured large kernel: there its calls that count by rows (4096
-// tokens) measured 0.15 to 0.4 us slower.
+// The host plans them (kPlanTokenBits) in the plain kernels and the small
+// flavoured one (e512-m32-k8-bm16 to e512-m512-k10-bm8,
+// e256-m128-k8-bm64-deepseek-v3); not in the flavoured large kernel, whose
+// calls that count by rows (e256-m4096-k8-bm64-deepseek-v3) are slower with
+// their code built in.
 static_assert(kBlockThreads >= kMaxExperts && kWarpsPerBlock <= 32, "a thread per expert, a bit per token");
-__device__ __forceinline__ bool token_bits_hold(const RouteArgs &a, bool flavoured) {
-    return a.tokens_per_cta <= kWarpsPerBlock && !(flavoured && (a.flags & kFlagExpertMap));
-}
 
 // Every thread of the CTA, before the tokens are ranked.
 __device__ __forceinline__ void clear_token_masks(CtaShared &sh) { sh.token_mask[threadIdx.x] = 0u; }

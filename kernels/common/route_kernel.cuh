@@ -49,7 +49,7 @@ __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
     if (slot >= 0 && threadIdx.x == 0) {
         unsigned long long now;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        uint32_t *timers = a.workspace + count_table_end_word(a.num_experts);
+        uint32_t *timers = a.workspace + alphamoe_count_table_end_word(a.num_experts);
         reinterpret_cast<unsigned long long *>(timers)[blockIdx.x * 4 + slot] = now;
     }
 }
@@ -194,11 +194,18 @@ struct NoEarlyReads {
 // (select_tokens; one token the CTA ranks: select_one_token_by_cta).
 // kFewBlocksScan: the block scan by ballots where every expert holds few
 // blocks (place_pairs; the small kernel).
-template <int kSlots, bool kShared, bool kFlavoured, bool kOneCta = false, bool kOneTokenEntry = false,
-          bool kFlavouredTokenBits = false, bool kStagedPairs = false, bool kHalfLogits = false,
-          bool kFewBlocksScan = false, typename Exchange, typename EarlyReads = NoEarlyReads>
+template <class Policy, typename Exchange, typename EarlyReads = NoEarlyReads>
 __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared &sh, Exchange exchange,
                                                   EarlyReads early = EarlyReads()) {
+    constexpr int kSlots = Policy::kSlots;
+    constexpr bool kShared = Policy::kShared;
+    constexpr bool kFlavoured = Policy::kFlavoured;
+    constexpr bool kOneCta = Policy::kOneCta;
+    constexpr bool kOneTokenEntry = Policy::kCtaRanksToken;
+    constexpr bool kFlavouredTokenBits = Policy::kFlavouredTokenBits;
+    constexpr bool kStagedPairs = Policy::kStagedPairs;
+    constexpr bool kHalfLogits = Policy::kHalfLogits;
+    constexpr bool kFewBlocksScan = Policy::kFewBlocksScan;
     constexpr bool kFewTokensOnly = kOneCta && !kFlavoured;
     phase_clock(a, 0);
     wait_for_preceding_kernel();
@@ -218,27 +225,22 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     const TokenRange range = cta_token_range(a, blockIdx.x);
     const int warp = threadIdx.x >> 5;
     const TokenRange warp_range = warp_token_range(range, warp);
-    // The flavours keep the few-token plans' premise, k distinct plan
-    // experts per token, unless an expert map or a local range leaves
-    // experts out.
-    const bool every_id_planned =
-        !kFlavoured || (!(a.flags & kFlagExpertMap) && a.plan_experts == a.num_experts);
-    const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && token_bits_hold(a, kFlavoured);
-    // The plain tiny kernel takes only such calls (kFewTokensOnly): the
-    // host sends the plain calls of more tokens to the flavoured one.
-    const bool few_token_plan = kFewTokensOnly || (kOneCta && every_id_planned && a.num_tokens <= kWarpsPerBlock);
-    const bool one_token_plan = few_token_plan && a.num_tokens == 1;
+    // The host planned the call (RouteArgs::plan); each path is compiled
+    // only into the entry points that can take it.
+    const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && (a.plan & kPlanTokenBits);
+    // The plain tiny kernel takes only few-token calls (kFewTokensOnly).
+    const bool few_token_plan = kFewTokensOnly || (kOneCta && (a.plan & kPlanFewTokens));
+    const bool one_token_plan = few_token_plan && (a.plan & kPlanOneToken);
     // The plain tiny kernel's few-token plan of one block an expert marks
     // chosen experts as the tokens are ranked (few_token_plan.cuh). Not in
-    // the flavoured kernels: DeepSeek-V3 8 tokens, which keeps the CTA's
-    // plan (block_m 64), measured 0.14 us slower with its code built in.
-    const bool chosen_bits = !kFlavoured && few_token_plan && !one_token_plan && token_warps_plan_holds(a);
-    const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && !token_bits &&
-                              pairs_staged(a.tokens_per_cta, a.top_k, a.plan_experts);
+    // the flavoured kernels, whose calls at these shapes keep the CTA's
+    // plan (e256-m8-k8-bm64-deepseek-v3).
+    const bool chosen_bits = !kFlavoured && few_token_plan && (a.plan & kPlanTokenWarps);
+    const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && (a.plan & kPlanStagedPairs);
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared, kHalfLogits>(a, sh);
-    } else if constexpr (kFlavoured && kOneTokenEntry && kSlots >= kOneTokenEntryMinSlots) {
+    } else if constexpr (kFlavoured && kOneTokenEntry && kSlots >= kFlavouredCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta_flavoured<kSlots, kShared>(a, sh);
     }
     if (cta_ranked) {
@@ -256,7 +258,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     // after the ranking, as the one-token call does (finish_few_token_call):
     // jumping past the warps' ranking to the code after it cost DeepSeek-V3
     // at 8 tokens 2.0 us with cold code, 0.17 with warm (bench/RESULTS.md).
-    if constexpr (kFlavoured && !kOneCta && kOneTokenEntry && kSlots >= kOneTokenEntryMinSlots) {
+    if constexpr (kFlavoured && !kOneCta && kOneTokenEntry && kSlots >= kFlavouredCtaRankMinSlots) {
         if (token_bits && range.end - range.begin == 1 &&
             select_one_token_by_cta_flavoured<kSlots, kShared, true>(a, sh, range.begin)) {
             finish_token_bits_call<kFlavoured, kFewBlocksScan>(a, sh, range, exchange);

@@ -50,6 +50,7 @@ static struct {
     API(alphamoe_device_attributes_query);
     API(alphamoe_specialization_name);
     API(alphamoe_router_select);
+    API(alphamoe_kernel_count);
     API(alphamoe_kernel_name);
     API(alphamoe_kernel_images);
     API(alphamoe_device_count);
@@ -108,6 +109,7 @@ static int resolve_exports(const char *list_path, char *soname, size_t soname_si
     LOAD(alphamoe_device_attributes_query);
     LOAD(alphamoe_specialization_name);
     LOAD(alphamoe_router_select);
+    LOAD(alphamoe_kernel_count);
     LOAD(alphamoe_kernel_name);
     LOAD(alphamoe_kernel_images);
     LOAD(alphamoe_device_count);
@@ -335,7 +337,7 @@ int main(int argc, char **argv) {
     CHECK(L.alphamoe_router_select_fn(router, 1, &h200, &sel) == ALPHAMOE_OK &&
               L.alphamoe_specialization_name_fn(sel.specialization) != NULL,
           "router_select");
-    CHECK(L.alphamoe_kernel_name_fn(0) != NULL && L.alphamoe_kernel_name_fn(ALPHAMOE_KERNEL_COUNT) == NULL,
+    CHECK(L.alphamoe_kernel_name_fn(0) != NULL && L.alphamoe_kernel_name_fn(L.alphamoe_kernel_count_fn()) == NULL,
           "kernel_name");
     int32_t archs[8], count = 0;
     CHECK(L.alphamoe_kernel_images_fn(0, archs, 8, &count) == ALPHAMOE_OK && count >= 1, "kernel_images");

@@ -1,0 +1,96 @@
+#include "launch.h"
+
+#include "route_args.h"
+
+namespace alphamoe {
+namespace {
+
+static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == ALPHAMOE_FLAG_NO_RENORMALIZE &&
+                  kFlagCorrectionBias == ALPHAMOE_FLAG_CORRECTION_BIAS && kFlagExpertMap == ALPHAMOE_FLAG_EXPERT_MAP &&
+                  (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0,
+              "kernel flags share the public flags' bits");
+static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
+                  kLogitsF16 == int{ALPHAMOE_LOGITS_F16},
+              "kernel logits types are the public ones");
+static_assert(kMaxTopK == ALPHAMOE_MAX_TOP_K && kMaxExperts == ALPHAMOE_MAX_EXPERTS,
+              "the kernels hold the public limits");
+
+RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32_t num_tokens, const void *logits,
+                    const alphamoe_buffers &b) {
+    const alphamoe_params &p = router.params;
+    RouteArgs a = {};
+    a.logits = logits;
+    a.row_stride = p.logits_row_stride;
+    a.topk_ids = b.topk_ids;
+    a.topk_weights = b.topk_weights;
+    a.sorted_token_ids = b.sorted_token_ids;
+    a.expert_ids = b.expert_ids;
+    a.num_tokens_post_padded = b.num_tokens_post_padded;
+    a.expert_counts = b.expert_counts;
+    a.expert_offsets = b.expert_offsets;
+    a.pair_to_sorted = b.pair_to_sorted;
+    a.workspace = static_cast<uint32_t *>(b.workspace);
+    a.num_tokens = num_tokens;
+    a.num_experts = p.num_experts;
+    a.top_k = p.top_k;
+    a.block_m = p.block_m;
+    a.block_m_divisor = alphamoe_divisor_of(static_cast<uint32_t>(p.block_m));
+    a.capacity = static_cast<int32_t>(router.capacity);
+    a.tokens_per_cta = plan.tokens_per_cta;
+    a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
+    if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
+    a.logits_type = p.logits_type;
+    a.correction_bias = (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr;
+    a.expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) ? b.expert_map : nullptr;
+    a.scale = p.routed_scaling_factor;
+    a.num_groups = p.num_groups;
+    a.topk_groups = p.topk_groups;
+    a.local_begin = p.local_expert_begin;
+    a.plan_experts = p.local_expert_count;
+    a.cta_groups = cta_grouping(plan.grid_ctas);
+    a.plan = plan.plan_bits;
+    return a;
+}
+
+}  // namespace
+
+alphamoe_status launch(const Driver &d, const DeviceState &device, const alphamoe_router &router,
+                       const LaunchPlan &plan, int32_t num_tokens, const void *logits, const alphamoe_buffers &buffers,
+                       CUstream stream) {
+    RouteArgs args = make_args(router, plan, num_tokens, logits, buffers);
+    const EntryPoint &entry = device.entries[plan.entry];
+    CUlaunchAttribute attrs[2] = {};
+    unsigned n_attrs = 0;
+    if (plan.cluster_ctas > 0) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attrs[n_attrs].value.clusterDim.x = static_cast<unsigned>(plan.cluster_ctas);
+        attrs[n_attrs].value.clusterDim.y = 1;
+        attrs[n_attrs].value.clusterDim.z = 1;
+        ++n_attrs;
+    } else if (plan.cooperative) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attrs[n_attrs].value.cooperative = 1;
+        ++n_attrs;
+    }
+    if (router.params.flags & ALPHAMOE_FLAG_PDL) {
+        attrs[n_attrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n_attrs].value.programmaticStreamSerializationAllowed = 1;
+        ++n_attrs;
+    }
+    CUlaunchConfig cfg = {};
+    cfg.gridDimX = static_cast<unsigned>(plan.grid_ctas);
+    cfg.gridDimY = 1;
+    cfg.gridDimZ = 1;
+    cfg.blockDimX = kBlockThreads;
+    cfg.blockDimY = 1;
+    cfg.blockDimZ = 1;
+    cfg.sharedMemBytes = static_cast<unsigned>(entry.dynamic_smem);
+    cfg.hStream = stream;
+    cfg.attrs = n_attrs ? attrs : nullptr;
+    cfg.numAttrs = n_attrs;
+    void *params[] = {&args};
+    // A CUkernel launches as a CUfunction in the stream's context.
+    return status_from_cuda(d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(entry.kernel), params, nullptr));
+}
+
+}  // namespace alphamoe

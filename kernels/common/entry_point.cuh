@@ -1,0 +1,34 @@
+// What a kernel's generated source (kernels/kernel.cu.in) defines before
+// its family's code, and the macro its entry points are written with.
+#ifndef ALPHAMOE_KERNELS_ENTRY_POINT_CUH
+#define ALPHAMOE_KERNELS_ENTRY_POINT_CUH
+
+#include "entry_variants.h"
+#include "route_args.h"
+
+#if !defined(ALPHAMOE_SHARED_EXPERT) || !defined(ALPHAMOE_FLAVOURED)
+#error "a kernel's source defines ALPHAMOE_SHARED_EXPERT and ALPHAMOE_FLAVOURED (kernels/kernel.cu.in)"
+#endif
+
+namespace alphamoe {
+constexpr bool kSharedExpert = ALPHAMOE_SHARED_EXPERT != 0;
+constexpr bool kFlavoured = ALPHAMOE_FLAVOURED != 0;
+
+// What route_kernel_body compiles for one entry point: the family's grid
+// (Family: how its CTAs plan), the variant's policy, the row width and the
+// kernel's modes, each a name.
+template <class Family, class Variant, int Slots>
+struct EntryPolicy : Family, Variant {
+    static constexpr int kSlots = Slots;
+    static constexpr bool kShared = kSharedExpert;
+    static constexpr bool kFlavoured = alphamoe::kFlavoured;
+};
+}  // namespace alphamoe
+
+// One entry point: the family's body for the variant and row width.
+#define ALPHAMOE_ENTRY_POINT(name, family, variant_name, slots)                                              \
+    extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1) name(const alphamoe::RouteArgs a) { \
+        family<alphamoe::variant::variant_name, slots>(a);                                                    \
+    }
+
+#endif
