@@ -6,8 +6,9 @@ default path, never through the build tree.
   run_package_test.py KIND --source DIR --work DIR --version VERSION
 
 KIND: c (dlopen test), rust (cargo test), go (go test), python (unittest),
-readme-c, readme-rust, readme-go, readme-python (README's examples, run as
-written), lintian (the packages packaging/build-deb left in build-deb/).
+readme-c, readme-rust, readme-go, readme-python (the examples of
+docs/bindings.md and README's Python one, run as written), lintian (the
+packages packaging/build-deb left in build-deb/).
 
 Exits 77 (skipped) with the reason when the packages are not installed, are
 another version than this tree, or the test's toolchain is missing.
@@ -83,7 +84,7 @@ def readme_example(readme, lang):
                         continue
                     if inside:
                         body.append(text)
-        print(f'FAIL: README.md has no {lang} example block')
+        print(f'FAIL: {readme} has no {lang} example block')
         sys.exit(1)
 
     marker, code = block_after(lambda s: s.startswith(f'<!-- example: {lang} '))
@@ -159,7 +160,8 @@ def main():
                    os.path.join(packaging, 'python'), env)
     if args.kind.startswith('readme-'):
         lang = args.kind[len('readme-'):]
-        filename, code, commands = readme_example(os.path.join(source, 'README.md'), lang)
+        doc = 'README.md' if lang == 'python' else os.path.join('docs', 'bindings.md')
+        filename, code, commands = readme_example(os.path.join(source, doc), lang)
         # README's commands run from the repository's root: a scratch copy
         # of that root (packaging/ linked in) holds what they create.
         root = tempfile.mkdtemp(prefix=f'readme-{lang}-', dir=work)

@@ -159,7 +159,7 @@ typedef struct alphamoe_router alphamoe_router;
 /* Validates params and creates a router. Host only, no GPU needed.
  * On failure *out is left unchanged.
  *
- * Flavours (README's contract section gives the exact formulas):
+ * Flavours (docs/contract.md gives the exact formulas):
  * - scoring SOFTMAX (default): renormalized top-k softmax; with
  *   ALPHAMOE_FLAG_NO_RENORMALIZE each weight is the full-row softmax
  *   probability (Qwen1.5/Qwen2-MoE).

@@ -1,4 +1,4 @@
-//! The routing contract (README, "What a call computes") computed here,
+//! The routing contract (docs/contract.md) computed here,
 //! independently of the library, and compared with what a call wrote.
 use alphamoe_router::{Params, FLAG_SHARED_EXPERT};
 
