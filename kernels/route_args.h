@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "common/divisor.h"
+#include "workspace_layout.h"
 
 #if defined(__CUDACC__)
 #define ALPHAMOE_HOST_DEVICE __host__ __device__
@@ -19,7 +20,7 @@ namespace alphamoe {
 // one thread per expert in the CTA-wide scans (E <= 512).
 constexpr int kBlockThreads = 512;
 constexpr int kWarpsPerBlock = kBlockThreads / 32;
-constexpr int kMaxExperts = 512;
+constexpr int kMaxExperts = ALPHAMOE_WS_MAX_EXPERTS;
 constexpr int kMaxTopK = 16;  // ALPHAMOE_MAX_TOP_K
 // Row widths: each kernel family and mode has one entry point per count of
 // slots per lane, the fewest that hold a row's candidates. The host picks
@@ -40,7 +41,7 @@ ALPHAMOE_HOST_DEVICE inline int row_width_index(int32_t n_candidates) {
 constexpr int kOneTokenEntryMinSlots = 8;
 
 // The workspace holds per-CTA expert counts for at most this many CTAs.
-constexpr int kMaxGridCtas = 256;
+constexpr int kMaxGridCtas = ALPHAMOE_WS_MAX_GRID_CTAS;
 // The small kernel's grid is one thread-block cluster: at most the portable
 // cluster size, which every sm_90 and newer device schedules.
 constexpr int kMaxClusterCtas = 8;
@@ -99,24 +100,25 @@ enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 // The grouped selection keeps one group score per lane.
 constexpr int kMaxGpuGroups = 32;
 
-// Workspace layout, in 32-bit words. It must be zero before the first
-// call; every call leaves it ready for the next (the small kernel's barrier
-// word's low bits as it found them, the large kernel's next exchange set
-// zero), so it needs zeroing only once.
+// Workspace layout, in 32-bit words; the numbers are in workspace_layout.h,
+// which the host programs that read a workspace include too. It must be
+// zero before the first call; every call leaves it ready for the next (the
+// small kernel's barrier word's low bits as it found them, the large
+// kernel's next exchange set zero), so it needs zeroing only once.
 // The small kernel's cooperative grid meets at this barrier word.
-constexpr int kWsBarrierWord = 0;
+constexpr int kWsBarrierWord = ALPHAMOE_WS_BARRIER_WORD;
 constexpr int kWsBarrierWords = 1;
 // The large kernel's phase word: bit 31, flipped once per large call, names
 // the exchange set the call uses; the other bits stay zero.
-constexpr int kWsLargePhaseWord = 32;
+constexpr int kWsLargePhaseWord = ALPHAMOE_WS_LARGE_PHASE_WORD;
 // Profiling builds (phase_clocks): CTA 0 stamps clock64() at its phase
 // boundaries into header words 8.., as int64 values.
-constexpr int kWsPhaseClockWord = 8;
-constexpr int kPhaseClockCount = 7;
-constexpr int kWsHeaderWords = 64;
+constexpr int kWsPhaseClockWord = ALPHAMOE_WS_PHASE_CLOCK_WORD;
+constexpr int kPhaseClockCount = ALPHAMOE_WS_PHASE_CLOCK_COUNT;
+constexpr int kWsHeaderWords = ALPHAMOE_WS_HEADER_WORDS;
 // The large kernel's CTAs form groups of consecutive CTAs (about sqrt of the
 // grid each, so at most 16 groups of at most 16).
-constexpr int kMaxCtaGroups = 16;
+constexpr int kMaxCtaGroups = ALPHAMOE_WS_MAX_CTA_GROUPS;
 constexpr int kMaxGroupCtas = 16;
 static_assert(kMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");
 // Two exchange sets follow the header (large kernel). A call uses the set
@@ -135,23 +137,22 @@ constexpr int kGroupSumArrivedShift = 27;
 // this (the host checks: group_sums_hold).
 constexpr int64_t kMaxGroupSumPairs = int64_t{1} << kGroupSumArrivedShift;
 static_assert(kMaxGroupCtas < (1 << (32 - kGroupSumArrivedShift)), "a group's CTAs fit above the pairs");
-constexpr int kWsSetArrivalsWord = 0;
-constexpr int kWsSetGroupSumsWord = 32;
-constexpr int kWsSetMemberCountsWord = kWsSetGroupSumsWord + kMaxCtaGroups * kMaxExperts;
-constexpr int kWsExchangeSetWords = kWsSetMemberCountsWord + kMaxGridCtas * kMaxExperts;
-constexpr int kWsExchangeSetsWord = kWsHeaderWords;
+constexpr int kWsSetArrivalsWord = ALPHAMOE_WS_SET_ARRIVALS_WORD;
+constexpr int kWsSetGroupSumsWord = ALPHAMOE_WS_SET_GROUP_SUMS_WORD;
+constexpr int kWsSetMemberCountsWord = ALPHAMOE_WS_SET_MEMBER_COUNTS_WORD;
+constexpr int kWsExchangeSetWords = ALPHAMOE_WS_EXCHANGE_SET_WORDS;
+constexpr int kWsExchangeSetsWord = ALPHAMOE_WS_EXCHANGE_SETS_WORD;
 static_assert(kWsExchangeSetWords % 32 == 0, "sets start 128-byte aligned");
 // Then the small kernel's count table, counts[c * L + e] (L: the call's
 // plan experts): pairs of expert e in CTA c's token range. At most
 // kMaxGridCtas rows of at most E.
-constexpr int kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords;
+constexpr int kWsCountTableWord = ALPHAMOE_WS_COUNT_TABLE_WORD;
 static_assert(kWsCountTableWord % 32 == 0, "the count table starts 128-byte aligned");
-static_assert(kWsCountTableWord == 278656, "bench/phase_clocks.c mirrors this word");
 // Profiling builds (phase_clocks): 4 global-timer stamps per CTA (int64)
 // after the count table, in words only their workspaces have: over the
 // table, a CTA done with the exchange would overwrite counts that small's
 // cooperative grid has still to read.
-constexpr int kCtaTimerWords = kMaxGridCtas * 8;
+constexpr int kCtaTimerWords = kMaxGridCtas * ALPHAMOE_WS_CTA_TIMER_STAMPS * 2;
 #if defined(ALPHAMOE_PHASE_CLOCKS) && ALPHAMOE_PHASE_CLOCKS
 constexpr int kProfilingWords = kCtaTimerWords;
 #else

@@ -3,11 +3,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Mirrors kWsPhaseClockWord, kPhaseClockCount, kWsCountTableWord and
- * kMaxGridCtas in kernels/route_args.h: the CTAs' stamps follow the count
- * table, kMaxGridCtas words an expert. */
-enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7, COUNT_TABLE_WORD = 278656, MAX_GRID_CTAS = 256 };
-enum { CTA_TIMER_STAMPS = 4 };
+#include "workspace_layout.h"
+
+/* The CTAs' stamps follow the count table, ALPHAMOE_WS_MAX_GRID_CTAS words
+ * an expert. */
+enum {
+    PHASE_CLOCK_WORD = ALPHAMOE_WS_PHASE_CLOCK_WORD,
+    PHASE_CLOCK_COUNT = ALPHAMOE_WS_PHASE_CLOCK_COUNT,
+    COUNT_TABLE_WORD = ALPHAMOE_WS_COUNT_TABLE_WORD,
+    MAX_GRID_CTAS = ALPHAMOE_WS_MAX_GRID_CTAS,
+    CTA_TIMER_STAMPS = ALPHAMOE_WS_CTA_TIMER_STAMPS
+};
 
 static const char *const kCtaTimerNames[CTA_TIMER_STAMPS] = {"entry", "tokens counted", "counts exchanged",
                                                              "done"};
