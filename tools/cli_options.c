@@ -8,6 +8,14 @@
 #include "alphamoe/router_diagnostics.h"
 #include "options.h"
 
+const char *logits_type_name(int32_t type) {
+    switch (type) {
+    case ALPHAMOE_LOGITS_BF16: return "bf16";
+    case ALPHAMOE_LOGITS_F16: return "f16";
+    default: return "f32";
+    }
+}
+
 void print_usage(FILE *f) {
     fprintf(f,
             "usage: " PROG " [options]\n"

@@ -52,6 +52,9 @@ int parse_args(int argc, char **argv, options *o);
 
 void print_usage(FILE *f);
 
+/* "f32", "bf16" or "f16". */
+const char *logits_type_name(int32_t type);
+
 /* Prints the message and the usage text to stderr; returns EXIT_USAGE, so
  * that a caller can return its answer as the exit status. */
 int usage_error(const char *fmt, ...) TOOL_PRINTF(1, 2);

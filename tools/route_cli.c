@@ -19,7 +19,6 @@
 #include "cli_options.h"
 #include "gpu_session.h"
 #include "load_report.h"
-#include "random_inputs.h"
 #include "route_session.h"
 
 const char *tool_prog = PROG;

@@ -48,14 +48,6 @@ uint16_t float_to_f16(float x) {
 
 size_t logits_type_size(int32_t type) { return type == ALPHAMOE_LOGITS_F32 ? 4u : 2u; }
 
-const char *logits_type_name(int32_t type) {
-    switch (type) {
-    case ALPHAMOE_LOGITS_BF16: return "bf16";
-    case ALPHAMOE_LOGITS_F16: return "f16";
-    default: return "f32";
-    }
-}
-
 void *convert_logits(const float *values, size_t n, int32_t type) {
     void *out = malloc((n > 0 ? n : 1) * logits_type_size(type));
     if (out == NULL) return NULL;

@@ -20,8 +20,6 @@ uint16_t float_to_f16(float x);
 
 /* Bytes of one logit of the type. */
 size_t logits_type_size(int32_t type);
-/* "f32", "bf16" or "f16". */
-const char *logits_type_name(int32_t type);
 
 /* The logits in `type`: a malloc'd array of n elements (n fp32 values
  * rounded), or NULL when out of memory. For fp32 a copy. */
