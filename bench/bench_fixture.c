@@ -42,8 +42,8 @@ int bench_fixture_fill_logits(route_fixture *f, uint64_t seed) {
     void *typed = NULL;
     if (values) {
         uniform_logits(seed, values, (size_t)n);
-        typed = f->params.logits_type == ALPHAMOE_LOGITS_F32 ? values
-                                                              : convert_logits(values, (size_t)n, f->params.logits_type);
+        const int32_t type = f->params.logits_type;
+        typed = type == ALPHAMOE_LOGITS_F32 ? values : convert_logits(values, (size_t)n, type);
     }
     if (typed == NULL) {
         fprintf(stderr, BENCH_PROG ": out of host memory for %lld logits\n", (long long)n);

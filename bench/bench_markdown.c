@@ -22,14 +22,14 @@ static void end(FILE *f, const char *name) { fprintf(f, "<!-- /alphamoe-bench:%s
 static void header(FILE *f, const bench_run *run) {
     const bench_device *d = run->device;
     const sampling_plan *p = &run->plan.sampling;
-    char driver[16], runtime[16];
+    char library[128], driver[16], runtime[16];
+    format_library(library, sizeof(library));
     format_cuda_version(d->driver_version, driver, sizeof(driver));
     format_cuda_version(d->runtime_version, runtime, sizeof(runtime));
     begin(f, NULL, "header");
-    fprintf(f, "AlphaMoE router %s%s%s on %s: %d SMs, compute capability %d.%d (image sm_%da), L2 %.1f MiB; "
-               "CUDA driver %s, runtime %s, CUPTI %s.\n",
-            alphamoe_version_string(), library_commit() ? ", commit " : "", library_commit() ? library_commit() : "",
-            d->name, (int)d->sm_count, (int)(d->compute_capability / 10), (int)(d->compute_capability % 10),
+    fprintf(f, "%s on %s: %d SMs, compute capability %d.%d (image sm_%da), L2 %.1f MiB; CUDA driver %s, "
+               "runtime %s, CUPTI %s.\n",
+            library, d->name, (int)d->sm_count, (int)(d->compute_capability / 10), (int)(d->compute_capability % 10),
             (int)d->image_arch, (double)d->l2_bytes / (1024.0 * 1024.0), driver, runtime, trace_version());
     fprintf(f, "Kernel time: CUPTI kernel records summed per sample, a %.1f MiB memset evicting L2 before every "
                "sample%s; %d warm-up samples, then %d rounds of %d; the figure is the median of the round medians, "
@@ -55,7 +55,8 @@ static void floors(FILE *f, const bench_run *run) {
     fprintf(f, "| floor | us | spread us |\n|---|---|---|\n");
     for (int i = 0; i < n; ++i) {
         const round_stats *s = lines[i].stats;
-        if (s) fprintf(f, "| %s | %.2f | %.2f..%.2f |\n", lines[i].what, s->median_us, s->spread_min_us, s->spread_max_us);
+        if (s)
+            fprintf(f, "| %s | %.2f | %.2f..%.2f |\n", lines[i].what, s->median_us, s->spread_min_us, s->spread_max_us);
         else fprintf(f, "| %s | %.2f | |\n", lines[i].what, lines[i].value_us);
     }
     fprintf(f, "| memory rate: bytes read and written by the copy / its time | %.0f GB/s | |\n",
@@ -86,8 +87,8 @@ static void shapes(FILE *f, const bench_run *run, bool flavoured) {
     for (int32_t i = 0; i < run->shape_count; ++i) any |= plain(&run->shapes[i]) != flavoured;
     if (!any) return;
     begin(f, flavoured ? "Routing flavours" : "Shapes", name);
-    fprintf(f, "| shape | specialization | CTAs | kernel us | spread us |%s graph/call us | bounding floor us | ratio | "
-               "target | verdict |",
+    fprintf(f, "| shape | specialization | CTAs | kernel us | spread us |%s graph/call us | bounding floor us | "
+               "ratio | target | verdict |",
             cold ? " cold code us |" : "");
     if (stock) stock_titles(f);
     fprintf(f, "\n|---|---|---|---|---|%s---|---|---|---|---|%s\n", cold ? "---|" : "", stock ? "---|---|" : "");
@@ -142,8 +143,8 @@ static void pdl(FILE *f, const bench_run *run) {
                "to last kernel end (CUPTI, L2 evicted), without and with ALPHAMOE_FLAG_PDL; graph: per pair in a graph "
                "of %d pairs.\n\n",
             (int)run->device->sm_count, GRAPH_CALLS);
-    fprintf(f, "| shape | producer us | serial us | PDL us | gain us | graph serial us | graph PDL us | graph gain us |\n"
-               "|---|---|---|---|---|---|---|---|\n");
+    fprintf(f, "| shape | producer us | serial us | PDL us | gain us | graph serial us | graph PDL us | "
+               "graph gain us |\n|---|---|---|---|---|---|---|---|\n");
     for (int32_t i = 0; i < run->pdl_count; ++i) {
         const pdl_result *p = &run->pdl[i];
         const bool graph = p->graph_serial_us >= 0.0 && p->graph_dependent_us >= 0.0;
@@ -164,7 +165,8 @@ static void sweep(FILE *f, const bench_run *run) {
     fprintf(f, "Per family, every specialization forced and the library's choice: median kernel us [grid CTAs].\n");
     for (int32_t first = 0; first < s->count;) {
         int32_t last = first;
-        while (last < s->count && strcmp(s->points[last].family, s->points[first].family) == 0) last += SWEEP_ROW_POINTS;
+        while (last < s->count && strcmp(s->points[last].family, s->points[first].family) == 0)
+            last += SWEEP_ROW_POINTS;
         fprintf(f, "\n%s:\n\n| M | tiny | small | large | auto | best |\n|---|---|---|---|---|---|\n",
                 s->points[first].family);
         for (int32_t row = first; row + SWEEP_ROW_POINTS <= last; row += SWEEP_ROW_POINTS) {

@@ -135,7 +135,8 @@ int parse_bench_args(int argc, char **argv, bench_options *o) {
         if (rc == 1) return usage("unknown option %s", name);
         if (rc != 0) return rc;
     }
-    if (o->cold_code && o->with_cold_code) return usage("%s", "give --cold-code or --with-cold-code, not both");
+    if (o->with_cold_code && (o->cold_code || o->sweep))
+        return usage("%s", "--with-cold-code measures the shape table: not with --cold-code or --sweep");
     return 0;
 }
 

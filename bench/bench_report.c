@@ -16,6 +16,12 @@ const char *library_commit(void) {
     return commit && commit[0] ? commit : NULL;
 }
 
+void format_library(char *buf, size_t size) {
+    const char *commit = library_commit();
+    snprintf(buf, size, "AlphaMoE router %s%s%s%s", alphamoe_version_string(), commit ? " (commit " : "",
+             commit ? commit : "", commit ? ")" : "");
+}
+
 void format_cuda_version(int32_t v, char *buf, size_t size) {
     snprintf(buf, size, "%d.%d", (int)(v / 1000), (int)(v % 1000 / 10));
 }
@@ -38,13 +44,12 @@ void print_shape_list(const bench_shape *shapes, int32_t n) {
 void print_run_header(const bench_run *run) {
     const bench_device *d = run->device;
     const sampling_plan *p = &run->plan.sampling;
-    char driver[16], runtime[16];
+    char library[128], driver[16], runtime[16];
+    format_library(library, sizeof(library));
     format_cuda_version(d->driver_version, driver, sizeof(driver));
     format_cuda_version(d->runtime_version, runtime, sizeof(runtime));
-    printf(BENCH_PROG ": AlphaMoE router %s%s%s on %s (device %d, compute capability %d.%d, image sm_%da), %d SMs, "
-                      "L2 %.1f MiB\n",
-           alphamoe_version_string(), library_commit() ? ", commit " : "", library_commit() ? library_commit() : "",
-           d->name, (int)d->ordinal, (int)(d->compute_capability / 10),
+    printf(BENCH_PROG ": %s on %s (device %d, compute capability %d.%d, image sm_%da), %d SMs, L2 %.1f MiB\n",
+           library, d->name, (int)d->ordinal, (int)(d->compute_capability / 10),
            (int)(d->compute_capability % 10), (int)d->image_arch, (int)d->sm_count,
            (double)d->l2_bytes / (1024.0 * 1024.0));
     printf("CUDA driver %s, runtime %s, CUPTI %s\n", driver, runtime, trace_version());
@@ -99,7 +104,8 @@ void print_floors(const bench_run *run) {
     printf("\nfloors (this run, L2 evicted, CUPTI):\n");
     for (int i = 0; i < n; ++i) {
         const round_stats *s = lines[i].stats;
-        if (s) printf("  %-56s %8.2f us  (%.2f..%.2f)\n", lines[i].what, s->median_us, s->spread_min_us, s->spread_max_us);
+        if (s)
+            printf("  %-56s %8.2f us  (%.2f..%.2f)\n", lines[i].what, s->median_us, s->spread_min_us, s->spread_max_us);
         else printf("  %-56s %8.2f us\n", lines[i].what, lines[i].value_us);
         if (s == &run->floors.copy)
             printf("  memory rate %.0f GB/s (bytes read + written by the copy / its time);\n"

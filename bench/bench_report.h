@@ -30,6 +30,9 @@ void print_pdl_table(const bench_run *run);
 /* The library's commit, from the environment (ALPHAMOE_COMMIT), or NULL. */
 const char *library_commit(void);
 
+/* "AlphaMoE router 0.2.0 (commit 1a2b3c4)", the commit where known. */
+void format_library(char *buf, size_t size);
+
 /* "13.0" for a CUDA version number such as 13000. */
 void format_cuda_version(int32_t v, char *buf, size_t size);
 

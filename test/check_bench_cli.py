@@ -65,6 +65,7 @@ def main() -> int:
                       (['--samples'], 'a missing value'),
                       (['--markdown'], 'a missing file name'),
                       (['--cold-code', '--with-cold-code'], 'both cold-code modes'),
+                      (['--sweep', '--with-cold-code'], 'a cold code column in a sweep'),
                       (['--no-such-option'], 'an unknown option')):
         r = run(bench, *args)
         if r.returncode != 2 or not r.stderr.strip():

@@ -64,7 +64,8 @@ int make_inputs(session *s) {
         if (s->logits != NULL) uniform_logits(s->opt.seed, s->logits, n);
     }
     if (s->logits != NULL)
-        s->typed_logits = p->logits_type == ALPHAMOE_LOGITS_F32 ? s->logits : convert_logits(s->logits, n, p->logits_type);
+        s->typed_logits =
+            p->logits_type == ALPHAMOE_LOGITS_F32 ? s->logits : convert_logits(s->logits, n, p->logits_type);
     if (s->typed_logits == NULL) {
         fprintf(stderr, PROG ": out of host memory for %zu logits\n", n);
         return -1;

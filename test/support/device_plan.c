@@ -25,8 +25,8 @@ void device_plan_alloc(device_plan *d, const alphamoe_router *router, int with_o
 
 output_set device_plan_mirror(device_plan *d) {
     const host_plan *m = &d->mirror;
-    const output_set s = {m->topk_ids,   m->topk_weights,  m->sorted_token_ids, m->expert_ids, m->num_tokens_post_padded,
-                          m->expert_counts, m->expert_offsets, m->pair_to_sorted};
+    const output_set s = {m->topk_ids,      m->topk_weights,   m->sorted_token_ids, m->expert_ids,
+                          m->num_tokens_post_padded, m->expert_counts, m->expert_offsets, m->pair_to_sorted};
     return s;
 }
 

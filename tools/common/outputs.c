@@ -9,28 +9,31 @@ void output_slots(output_set *s, const alphamoe_sizes *z, size_t guard_bytes, bu
     const struct {
         void **ptr;
         int64_t bytes;
+        const char *name;
     } all[OUTPUT_COUNT] = {
-        {(void **)&s->topk_ids, z->topk_ids.bytes},
-        {(void **)&s->topk_weights, z->topk_weights.bytes},
-        {(void **)&s->sorted_token_ids, z->sorted_token_ids.bytes},
-        {(void **)&s->expert_ids, z->expert_ids.bytes},
-        {(void **)&s->num_tokens_post_padded, z->num_tokens_post_padded.bytes},
-        {(void **)&s->expert_counts, z->expert_counts.bytes},
-        {(void **)&s->expert_offsets, z->expert_offsets.bytes},
-        {(void **)&s->pair_to_sorted, z->pair_to_sorted.bytes},
+        {(void **)&s->topk_ids, z->topk_ids.bytes, "topk_ids"},
+        {(void **)&s->topk_weights, z->topk_weights.bytes, "topk_weights"},
+        {(void **)&s->sorted_token_ids, z->sorted_token_ids.bytes, "sorted_token_ids"},
+        {(void **)&s->expert_ids, z->expert_ids.bytes, "expert_ids"},
+        {(void **)&s->num_tokens_post_padded, z->num_tokens_post_padded.bytes, "num_tokens_post_padded"},
+        {(void **)&s->expert_counts, z->expert_counts.bytes, "expert_counts"},
+        {(void **)&s->expert_offsets, z->expert_offsets.bytes, "expert_offsets"},
+        {(void **)&s->pair_to_sorted, z->pair_to_sorted.bytes, "pair_to_sorted"},
     };
-    for (int i = 0; i < OUTPUT_COUNT; ++i) slots[i] = (buffer_slot){all[i].ptr, alloc_bytes(all[i].bytes + (int64_t)guard_bytes)};
+    for (int i = 0; i < OUTPUT_COUNT; ++i)
+        slots[i] = (buffer_slot){all[i].ptr, alloc_bytes(all[i].bytes + (int64_t)guard_bytes), all[i].name};
 }
 
-/* Whether slot i belongs to a set holding the optional outputs named. */
-static int wanted(int i, unsigned optional) { return i < 5 || (optional & (1u << (i - 5))) != 0; }
+/* The five required outputs come first, the optional ones in the order of
+ * their OUTPUT_* bits. */
+bool output_in_set(int i, unsigned optional) { return i < 5 || (optional & (1u << (i - 5))) != 0; }
 
 int host_outputs_alloc(output_set *s, const alphamoe_sizes *z, unsigned optional, size_t guard_bytes) {
     memset(s, 0, sizeof(*s));
     buffer_slot slots[OUTPUT_COUNT];
     output_slots(s, z, guard_bytes, slots);
     for (int i = 0; i < OUTPUT_COUNT; ++i)
-        if (wanted(i, optional) && (*slots[i].ptr = calloc(slots[i].bytes, 1)) == NULL) return -1;
+        if (output_in_set(i, optional) && (*slots[i].ptr = calloc(slots[i].bytes, 1)) == NULL) return -1;
     return 0;
 }
 
@@ -48,7 +51,7 @@ cudaError_t device_outputs_alloc(output_set *s, const alphamoe_sizes *z, unsigne
     buffer_slot slots[OUTPUT_COUNT];
     output_slots(s, z, guard_bytes, slots);
     for (int i = 0; i < OUTPUT_COUNT; ++i) {
-        if (!wanted(i, optional)) continue;
+        if (!output_in_set(i, optional)) continue;
         const cudaError_t e = cudaMalloc(slots[i].ptr, slots[i].bytes);
         if (e != cudaSuccess) return e;
     }
@@ -75,7 +78,8 @@ cudaError_t device_outputs_poison(const output_set *dev, const alphamoe_sizes *z
     buffer_slot slots[OUTPUT_COUNT];
     output_slots(&d, z, guard_bytes, slots);
     for (int i = 0; i < OUTPUT_COUNT; ++i) {
-        const cudaError_t e = *slots[i].ptr ? cudaMemsetAsync(*slots[i].ptr, byte, slots[i].bytes, stream) : cudaSuccess;
+        if (*slots[i].ptr == NULL) continue;
+        const cudaError_t e = cudaMemsetAsync(*slots[i].ptr, byte, slots[i].bytes, stream);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;

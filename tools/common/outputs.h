@@ -8,6 +8,7 @@
 #ifndef ALPHAMOE_TOOLS_OUTPUTS_H
 #define ALPHAMOE_TOOLS_OUTPUTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,7 +39,8 @@ enum {
 
 typedef struct buffer_slot {
     void **ptr;
-    size_t bytes; /* the array's, guard included */
+    size_t bytes;     /* the array's, guard included */
+    const char *name; /* "topk_ids", ... */
 } buffer_slot;
 
 /* Zero-sized outputs (M == 0) still get a few bytes: the required
@@ -47,6 +49,9 @@ size_t alloc_bytes(int64_t bytes);
 /* Every output of s with its size plus guard_bytes (at least 4 bytes), in
  * the order of output_set. */
 void output_slots(output_set *s, const alphamoe_sizes *z, size_t guard_bytes, buffer_slot slots[OUTPUT_COUNT]);
+/* Whether slot i of output_slots belongs to a set with the optional
+ * outputs named in `optional`. */
+bool output_in_set(int i, unsigned optional);
 
 /* Zeroed host memory for the required outputs and the optional ones
  * named in `optional`. Returns 0, or -1 when memory runs out. */

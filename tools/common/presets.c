@@ -8,11 +8,13 @@
 #define NO_RENORM ALPHAMOE_FLAG_NO_RENORMALIZE
 
 const model_preset kModelPresets[PRESET_COUNT] = {
-    [PRESET_QWEN3_NEXT] = {"qwen3-next", 512, 10, SMX, 0u, 0, 0, 0.0f, "Qwen3-Next: softmax top-10 of 512, renormalized"},
+    [PRESET_QWEN3_NEXT] = {"qwen3-next", 512, 10, SMX, 0u, 0, 0, 0.0f,
+                           "Qwen3-Next: softmax top-10 of 512, renormalized"},
     [PRESET_QWEN3_MOE] = {"qwen3-moe", 128, 8, SMX, 0u, 0, 0, 0.0f, "Qwen3-MoE: softmax top-8 of 128, renormalized"},
     [PRESET_DEEPSEEK_V3] = {"deepseek-v3", 256, 8, SIG, BIAS, 8, 4, 2.5f,
                             "DeepSeek-V3/R1: sigmoid, bias, 8 groups keep 4, top-8 of 256, scale 2.5"},
-    [PRESET_KIMI_K2] = {"kimi-k2", 384, 8, SIG, BIAS, 1, 1, 2.827f, "Kimi-K2: sigmoid, bias, top-8 of 384, scale 2.827"},
+    [PRESET_KIMI_K2] = {"kimi-k2", 384, 8, SIG, BIAS, 1, 1, 2.827f,
+                        "Kimi-K2: sigmoid, bias, top-8 of 384, scale 2.827"},
     [PRESET_GLM_45] = {"glm-4.5", 160, 8, SIG, BIAS, 1, 1, 2.5f, "GLM-4.5: sigmoid, bias, top-8 of 160, scale 2.5"},
     [PRESET_QWEN2_MOE] = {"qwen2-moe", 60, 4, SMX, NO_RENORM, 0, 0, 0.0f,
                           "Qwen1.5/Qwen2-MoE: softmax top-4 of 60, full-row probabilities (no renormalization)"},

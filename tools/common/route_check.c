@@ -68,8 +68,9 @@ void route_compare(const alphamoe_params *p, const alphamoe_sizes *z, int32_t to
         if (d->weights_equal && !(diff <= d->weight_tolerance)) { /* a NaN fails too */
             d->weights_equal = false;
             if (d->ids_equal)
-                snprintf(d->first, sizeof(d->first), "topk_weights[%lld] = %.9g, reference %.9g (allowed difference %.2g)",
-                         (long long)i, (double)got->topk_weights[i], (double)want->topk_weights[i], d->weight_tolerance);
+                snprintf(d->first, sizeof(d->first),
+                         "topk_weights[%lld] = %.9g, reference %.9g (allowed difference %.2g)", (long long)i,
+                         (double)got->topk_weights[i], (double)want->topk_weights[i], d->weight_tolerance);
         }
     }
 }

@@ -38,17 +38,17 @@ typedef struct device_buffer {
     const void *upload; /* host data copied in, or NULL */
 } device_buffer;
 
-static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional, device_buffer list[12]) {
-    static const char *const kNames[OUTPUT_COUNT] = {"topk_ids",       "topk_weights",   "sorted_token_ids",
-                                                     "expert_ids",     "num_tokens_post_padded", "expert_counts",
-                                                     "expert_offsets", "pair_to_sorted"};
+/* The logits, the outputs, the workspace, the bias and the map. */
+#define FIXTURE_BUFFERS (OUTPUT_COUNT + 4)
+
+static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional, device_buffer list[FIXTURE_BUFFERS]) {
     const size_t E = (size_t)f->params.num_experts;
     int n = 0;
     list[n++] = (device_buffer){&f->logits, alloc_bytes(fixture_logits_bytes(f)), "the logits", NULL};
     buffer_slot slots[OUTPUT_COUNT];
     output_slots(out, &f->sizes, 0, slots);
     for (int i = 0; i < OUTPUT_COUNT; ++i)
-        if (i < 5 || (optional & (1u << (i - 5)))) list[n++] = (device_buffer){slots[i].ptr, slots[i].bytes, kNames[i], NULL};
+        if (output_in_set(i, optional)) list[n++] = (device_buffer){slots[i].ptr, slots[i].bytes, slots[i].name, NULL};
     list[n++] = (device_buffer){&f->buffers.workspace, alloc_bytes(f->sizes.workspace.bytes), "the workspace", NULL};
     if (f->host_bias) list[n++] = (device_buffer){(void **)&f->buffers.correction_bias, E * sizeof(float),
                                                   "the correction bias", f->host_bias};
@@ -60,7 +60,7 @@ static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional,
 size_t fixture_device_bytes(const route_fixture *f, unsigned optional) {
     route_fixture copy = *f;
     output_set out;
-    device_buffer list[12];
+    device_buffer list[FIXTURE_BUFFERS];
     const int n = fixture_buffers(&copy, &out, optional, list);
     size_t total = 0;
     for (int i = 0; i < n; ++i) total += (list[i].bytes + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
@@ -76,7 +76,7 @@ int fixture_alloc(route_fixture *f, device_arena *a, unsigned optional) {
     f->optional = optional;
     output_set out;
     memset(&out, 0, sizeof(out));
-    device_buffer list[12];
+    device_buffer list[FIXTURE_BUFFERS];
     const int n = fixture_buffers(f, &out, optional, list);
     for (int i = 0; i < n; ++i) {
         /* The arena's alignment covers every buffer's, the workspace's too. */
