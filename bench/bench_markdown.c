@@ -22,15 +22,14 @@ static void end(FILE *f, const char *name) { fprintf(f, "<!-- /alphamoe-bench:%s
 static void header(FILE *f, const bench_run *run) {
     const bench_device *d = run->device;
     const sampling_plan *p = &run->plan.sampling;
-    char library[128], driver[16], runtime[16];
-    format_library(library, sizeof(library));
-    format_cuda_version(d->driver_version, driver, sizeof(driver));
-    format_cuda_version(d->runtime_version, runtime, sizeof(runtime));
+    run_names names;
+    name_run(run, &names);
     begin(f, NULL, "header");
     fprintf(f, "%s on %s: %d SMs, compute capability %d.%d (image sm_%da), L2 %.1f MiB; CUDA driver %s, "
                "runtime %s, CUPTI %s.\n",
-            library, d->name, (int)d->sm_count, (int)(d->compute_capability / 10), (int)(d->compute_capability % 10),
-            (int)d->image_arch, (double)d->l2_bytes / (1024.0 * 1024.0), driver, runtime, trace_version());
+            names.library, d->name, (int)d->sm_count, (int)(d->compute_capability / 10), (int)(d->compute_capability % 10),
+            (int)d->image_arch, (double)d->l2_bytes / (1024.0 * 1024.0), names.driver, names.runtime,
+            trace_version());
     fprintf(f, "Kernel time: CUPTI kernel records summed per sample, a %.1f MiB memset evicting L2 before every "
                "sample%s; %d warm-up samples, then %d rounds of %d; the figure is the median of the round medians, "
                "the spread the smallest and largest round median. graph/call: one CUDA graph of %d back-to-back "

@@ -16,14 +16,16 @@ const char *library_commit(void) {
     return commit && commit[0] ? commit : NULL;
 }
 
-void format_library(char *buf, size_t size) {
-    const char *commit = library_commit();
-    snprintf(buf, size, "AlphaMoE router %s%s%s%s", alphamoe_version_string(), commit ? " (commit " : "",
-             commit ? commit : "", commit ? ")" : "");
+static void format_cuda_version(int32_t v, char *buf, size_t size) {
+    snprintf(buf, size, "%d.%d", (int)(v / 1000), (int)(v % 1000 / 10));
 }
 
-void format_cuda_version(int32_t v, char *buf, size_t size) {
-    snprintf(buf, size, "%d.%d", (int)(v / 1000), (int)(v % 1000 / 10));
+void name_run(const bench_run *run, run_names *out) {
+    const char *commit = library_commit();
+    snprintf(out->library, sizeof(out->library), "AlphaMoE router %s%s%s%s", alphamoe_version_string(),
+             commit ? " (commit " : "", commit ? commit : "", commit ? ")" : "");
+    format_cuda_version(run->device->driver_version, out->driver, sizeof(out->driver));
+    format_cuda_version(run->device->runtime_version, out->runtime, sizeof(out->runtime));
 }
 
 void print_shape_list(const bench_shape *shapes, int32_t n) {
@@ -44,15 +46,13 @@ void print_shape_list(const bench_shape *shapes, int32_t n) {
 void print_run_header(const bench_run *run) {
     const bench_device *d = run->device;
     const sampling_plan *p = &run->plan.sampling;
-    char library[128], driver[16], runtime[16];
-    format_library(library, sizeof(library));
-    format_cuda_version(d->driver_version, driver, sizeof(driver));
-    format_cuda_version(d->runtime_version, runtime, sizeof(runtime));
+    run_names names;
+    name_run(run, &names);
     printf(BENCH_PROG ": %s on %s (device %d, compute capability %d.%d, image sm_%da), %d SMs, L2 %.1f MiB\n",
-           library, d->name, (int)d->ordinal, (int)(d->compute_capability / 10),
+           names.library, d->name, (int)d->ordinal, (int)(d->compute_capability / 10),
            (int)(d->compute_capability % 10), (int)d->image_arch, (int)d->sm_count,
            (double)d->l2_bytes / (1024.0 * 1024.0));
-    printf("CUDA driver %s, runtime %s, CUPTI %s\n", driver, runtime, trace_version());
+    printf("CUDA driver %s, runtime %s, CUPTI %s\n", names.driver, names.runtime, trace_version());
     printf("method: CUPTI kernel records (end - start) summed per sample; a %.1f MiB memset evicts L2 before\n"
            "        every sample; %d warm-up samples, then %d rounds x %d samples; figure = median of the round\n"
            "        medians, spread = smallest..largest round median. graph/call = one CUDA graph of %d back-to-back\n"

@@ -30,10 +30,14 @@ void print_pdl_table(const bench_run *run);
 /* The library's commit, from the environment (ALPHAMOE_COMMIT), or NULL. */
 const char *library_commit(void);
 
-/* "AlphaMoE router 0.2.0 (commit 1a2b3c4)", the commit where known. */
-void format_library(char *buf, size_t size);
-
-/* "13.0" for a CUDA version number such as 13000. */
-void format_cuda_version(int32_t v, char *buf, size_t size);
+/* What the reports' headers name: "AlphaMoE router 0.2.0 (commit 1a2b3c4)",
+ * the commit where known, and the CUDA driver's and runtime's versions,
+ * "13.0". */
+typedef struct run_names {
+    char library[128];
+    char driver[16];
+    char runtime[16];
+} run_names;
+void name_run(const bench_run *run, run_names *out);
 
 #endif
