@@ -16,6 +16,11 @@
 #include "alphamoe/router_diagnostics.h"
 #include "device_arena.h"
 
+/* Enough for the largest shape the benchmark measures (E512, 16384
+ * tokens: 32 MiB of fp32 logits) with its outputs and workspace, at any
+ * --arena-offset-kib up to 64 MiB. */
+#define DEVICE_ARENA_BYTES ((size_t)192 << 20)
+
 typedef struct bench_device {
     int32_t ordinal;
     char name[256];

@@ -5,26 +5,22 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "bench_report.h"
 #include "code_evict.h"
 #include "cupti_trace.h"
 #include "graph_replay.h"
-
-static const char *spec_name(int32_t s) {
-    const char *name = alphamoe_specialization_name((alphamoe_specialization)s);
-    return name ? name : "?";
-}
 
 static const char *check_name(check_state c) {
     return c == CHECK_PASS ? "pass" : c == CHECK_MISS ? "miss" : "";
 }
 
-static FILE *open_output(const char *path) {
+FILE *open_output(const char *path) {
     FILE *f = fopen(path, "w");
     if (f == NULL) fprintf(stderr, BENCH_PROG ": cannot write %s: %s\n", path, strerror(errno));
     return f;
 }
 
-static int close_output(FILE *f, const char *path) {
+int close_output(FILE *f, const char *path) {
     const bool failed = ferror(f) != 0;
     if (fclose(f) != 0 || failed) {
         fprintf(stderr, BENCH_PROG ": writing %s failed\n", path);
@@ -38,7 +34,7 @@ static int close_output(FILE *f, const char *path) {
 #define CSV_HEADER                                                                                                  \
     "kind,name,experts,tokens,top_k,block_m,shared,forced,specialization,grid_ctas,median_us,spread_min_us,"       \
     "spread_max_us,best_us,rounds,samples,graph_per_call_us,floor,floor_us,bandwidth_floor_us,ratio,target_us,"     \
-    "time_check,graph_check,shared_check,stock_us\n"
+    "time_check,graph_check,shared_check,stock_us,cold_code_us\n"
 
 static void csv_stats(FILE *f, const round_stats *s) {
     fprintf(f, "%.4f,%.4f,%.4f,%.4f,%d,%d", s->median_us, s->spread_min_us, s->spread_max_us, s->best_us,
@@ -51,10 +47,11 @@ static void csv_floor(FILE *f, const char *name, const round_stats *s, double gr
     csv_stats(f, s);
     fprintf(f, ",");
     if (graph_us >= 0.0) fprintf(f, "%.4f", graph_us);
-    fprintf(f, ",,,,,,,,,\n");
+    fprintf(f, ",,,,,,,,,,\n");
 }
 
-static void csv_shape(FILE *f, const shape_result *r) {
+/* stock: whether the run's device is the one the stock figures were measured on. */
+static void csv_shape(FILE *f, const shape_result *r, bool stock) {
     const bench_shape *s = r->shape;
     fprintf(f, "shape,%s,%d,%d,%d,%d,%d,auto,%s,%d,", s->name, (int)s->experts, (int)s->tokens, (int)s->top_k,
             (int)s->block_m, s->shared ? 1 : 0, spec_name(r->selection.specialization), (int)r->selection.grid_ctas);
@@ -63,7 +60,9 @@ static void csv_shape(FILE *f, const shape_result *r) {
             r->ratio);
     if (r->target_us > 0.0) fprintf(f, "%.4f", r->target_us);
     fprintf(f, ",%s,%s,%s,", check_name(r->time_check), check_name(r->graph_check), check_name(r->shared_check));
-    if (s->stock_us > 0.0) fprintf(f, "%.2f", s->stock_us);
+    if (stock && s->stock_us > 0.0) fprintf(f, "%.2f", s->stock_us);
+    fprintf(f, ",");
+    if (r->have_cold_code) fprintf(f, "%.4f", r->cold_code.median_us);
     fprintf(f, "\n");
 }
 
@@ -73,7 +72,7 @@ static void csv_pdl_row(FILE *f, const char *kind, const bench_shape *s, const r
     csv_stats(f, st);
     fprintf(f, ",");
     if (graph_us >= 0.0) fprintf(f, "%.4f", graph_us);
-    fprintf(f, ",,,,,,,,,\n");
+    fprintf(f, ",,,,,,,,,,\n");
 }
 
 static void csv_sweep(FILE *f, const sweep_point *p) {
@@ -81,7 +80,7 @@ static void csv_sweep(FILE *f, const sweep_point *p) {
             (int)p->block_m, p->shared ? 1 : 0, spec_name(p->forced), spec_name(p->selection.specialization),
             (int)p->selection.grid_ctas);
     csv_stats(f, &p->kernel);
-    fprintf(f, ",,,,,,,,,,\n");
+    fprintf(f, ",,,,,,,,,,,\n");
 }
 
 int write_csv(const bench_run *run, const char *path) {
@@ -100,7 +99,7 @@ int write_csv(const bench_run *run, const char *path) {
             csv_floor(f, name, &run->floors.reads[i].read, GRAPH_NOT_MEASURED);
         }
     }
-    for (int32_t i = 0; i < run->shape_count; ++i) csv_shape(f, &run->shapes[i]);
+    for (int32_t i = 0; i < run->shape_count; ++i) csv_shape(f, &run->shapes[i], stock_applies(run->device->name));
     for (int32_t i = 0; i < run->pdl_count; ++i) {
         const pdl_result *p = &run->pdl[i];
         csv_pdl_row(f, "pdl_producer", p->shape, &p->producer, GRAPH_NOT_MEASURED);
@@ -141,6 +140,9 @@ static void json_header(FILE *f, const bench_run *run) {
     const sampling_plan *p = &run->plan.sampling;
     fprintf(f, "{\n  \"tool\": \"" BENCH_PROG "\",\n  \"library_version\": ");
     json_string(f, alphamoe_version_string());
+    fprintf(f, ",\n  \"commit\": ");
+    if (library_commit()) json_string(f, library_commit());
+    else fprintf(f, "null");
     fprintf(f, ",\n  \"device\": {\"name\": ");
     json_string(f, d->name);
     fprintf(f, ", \"ordinal\": %d, \"compute_capability\": %d, \"image_arch\": %d, \"multiprocessors\": %d, "
@@ -150,10 +152,17 @@ static void json_header(FILE *f, const bench_run *run) {
     json_string(f, trace_version());
     fprintf(f, "},\n  \"method\": {\"metric\": \"CUPTI kernel end - start, summed per sample\", \"l2_evict_bytes\": "
                "%zu, \"warmup\": %d, \"rounds\": %d, \"samples\": %d, \"graph_calls\": %d, \"graph_replays\": %d, "
-               "\"seed\": %llu, \"code_evict_bytes\": %lld}",
+               "\"seed\": %llu, \"code_evict_bytes\": %lld, \"with_cold_code\": %s}",
             d->l2_evict_bytes, (int)p->warmup, (int)p->rounds, (int)p->samples, GRAPH_CALLS,
             (int)run->plan.graph_replays, (unsigned long long)run->plan.seed,
-            (long long)(d->evict_code ? bench_code_evict_bytes() : 0));
+            (long long)(d->evict_code || run->plan.with_cold_code ? bench_code_evict_bytes() : 0),
+            run->plan.with_cold_code ? "true" : "false");
+    /* The shapes' stock_us are this reference's figures, given only on its GPU. */
+    fprintf(f, ",\n  \"stock_reference\": {\"gpu\": ");
+    json_string(f, kStockReference.gpu);
+    fprintf(f, ", \"what\": ");
+    json_string(f, kStockReference.what);
+    fprintf(f, ", \"shown\": %s}", stock_applies(d->name) ? "true" : "false");
 }
 
 static void json_floors(FILE *f, const floor_figures *fl) {
@@ -185,7 +194,7 @@ static void json_check(FILE *f, const char *key, check_state c) {
     else fprintf(f, "\"%s\"", check_name(c));
 }
 
-static void json_shape(FILE *f, const shape_result *r) {
+static void json_shape(FILE *f, const shape_result *r, bool stock) {
     const bench_shape *s = r->shape;
     fprintf(f, "    {\"name\": \"%s\", \"experts\": %d, \"tokens\": %d, \"top_k\": %d, \"block_m\": %d, \"shared\": %s, "
                "\"specialization\": \"%s\", \"grid_ctas\": %d, ",
@@ -200,8 +209,12 @@ static void json_shape(FILE *f, const shape_result *r) {
     json_check(f, "time_check", r->time_check);
     json_check(f, "graph_check", r->graph_check);
     json_check(f, "shared_check", r->shared_check);
+    if (r->have_cold_code) {
+        fprintf(f, ", ");
+        json_stats(f, "cold_code", &r->cold_code);
+    }
     fprintf(f, ", \"stock_us\": ");
-    if (s->stock_us > 0.0) fprintf(f, "%.2f}", s->stock_us);
+    if (stock && s->stock_us > 0.0) fprintf(f, "%.2f}", s->stock_us);
     else fprintf(f, "null}");
 }
 
@@ -236,7 +249,7 @@ int write_json(const bench_run *run, const char *path) {
     fprintf(f, ",\n  \"shapes\": [");
     for (int32_t i = 0; i < run->shape_count; ++i) {
         fprintf(f, "%s\n", i ? "," : "");
-        json_shape(f, &run->shapes[i]);
+        json_shape(f, &run->shapes[i], stock_applies(run->device->name));
     }
     fprintf(f, "%s],\n  \"pdl\": [", run->shape_count ? "\n  " : "");
     for (int32_t i = 0; i < run->pdl_count; ++i) {

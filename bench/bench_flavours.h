@@ -1,30 +1,29 @@
 /*
  * The routing flavours alphamoe-bench times besides the default
- * renormalized fp32 softmax: each is a named set of the flavour fields of
- * alphamoe_params, the buffers it needs being made by the route fixture.
+ * renormalized fp32 softmax: a model preset's flavour (tools/common/
+ * presets.h), a logits type, an expert map, or a preset over another type.
+ * The buffers a flavour needs are made by the benchmark's fixture.
  */
 #ifndef ALPHAMOE_BENCH_FLAVOURS_H
 #define ALPHAMOE_BENCH_FLAVOURS_H
 
 #include <stdint.h>
 
+#include "presets.h"
+
 typedef struct bench_flavour {
-    const char *suffix;        /* of the shape name; "" for the default */
-    int32_t scoring;           /* alphamoe_scoring */
-    int32_t logits_type;       /* alphamoe_logits_type */
-    int32_t num_groups;
-    int32_t topk_groups;
-    float routed_scaling_factor;
-    uint32_t flags;            /* ALPHAMOE_FLAG_NO_RENORMALIZE, _CORRECTION_BIAS */
-    int32_t local_experts;     /* > 0: an expert map giving every (E / this)-th expert a local id */
+    const char *suffix;          /* of the shape name; "" for the default */
+    const model_preset *preset;  /* whose routing flavour it takes; NULL: softmax, renormalized */
+    int32_t logits_type;         /* alphamoe_logits_type */
+    int32_t local_experts;       /* > 0: an expert map giving every (E / this)-th expert a local id */
 } bench_flavour;
 
 enum {
     FLAVOUR_DEFAULT,
-    FLAVOUR_DEEPSEEK_V3, /* sigmoid, correction bias, 8 groups keep 4, scale 2.5 */
-    FLAVOUR_KIMI_K2,     /* sigmoid, correction bias, one group, scale 2.827 */
-    FLAVOUR_QWEN2_MOE,   /* softmax without renormalization */
-    FLAVOUR_LLAMA4,      /* sigmoid, top-1, no renormalization */
+    FLAVOUR_DEEPSEEK_V3,
+    FLAVOUR_KIMI_K2,
+    FLAVOUR_QWEN2_MOE,
+    FLAVOUR_LLAMA4,
     FLAVOUR_BF16,        /* bf16 logits */
     FLAVOUR_EXPERT_MAP,  /* expert parallelism: 64 local experts by map */
     FLAVOUR_F16,         /* IEEE binary16 logits */
@@ -33,5 +32,9 @@ enum {
 };
 
 const bench_flavour *bench_flavour_get(int32_t flavour);
+
+/* Sets the flavour fields of p (scoring, flags, groups, scale, logits
+ * type, expert map) to the flavour's. */
+void bench_flavour_params(int32_t flavour, alphamoe_params *p);
 
 #endif

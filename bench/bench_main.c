@@ -17,6 +17,7 @@
 #include "bench_check.h"
 #include "bench_device.h"
 #include "bench_export.h"
+#include "bench_markdown.h"
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_run.h"
@@ -26,6 +27,8 @@
 #include "pdl_bench.h"
 #include "shape_bench.h"
 #include "sweep.h"
+
+const char *tool_prog = BENCH_PROG;
 
 static int run_shapes(bench_device *d, const bench_shape *shapes, const bool *selected, bench_run *run) {
     TRY(measure_floors(d, &run->plan.sampling, run->plan.graph_replays, &run->floors));
@@ -64,6 +67,7 @@ static int write_exports(const bench_run *run, const bench_options *o) {
     int rc = 0;
     if (o->csv_path && write_csv(run, o->csv_path) != 0) rc = -1;
     if (o->json_path && write_json(run, o->json_path) != 0) rc = -1;
+    if (o->markdown_path && write_markdown(run, o->markdown_path) != 0) rc = -1;
     return rc;
 }
 

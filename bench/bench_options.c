@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bench_check.h"
+#include "options.h"
 
 void print_bench_usage(FILE *f) {
     fprintf(f,
@@ -31,8 +32,11 @@ void print_bench_usage(FILE *f) {
             "  --cold-code       after each L2 eviction, a kernel runs 512 KiB of straight-line code\n"
             "                    on every SM, so each sample also fetches its code from memory, as\n"
             "                    in a serving engine where other kernels run between router calls\n"
+            "  --with-cold-code  the shape table measured both ways: each shape's kernel time\n"
+            "                    also with --cold-code's eviction (the cold code column)\n"
             "  --csv FILE        write the results as CSV\n"
             "  --json FILE       write the results as JSON\n"
+            "  --markdown FILE   write the tables as GitHub Markdown (the documentation's tables)\n"
             "  --seed S          seed of the random logits (default 1)\n"
             "  --arena-offset-kib N  the timed call's buffers (the logits first) and the row\n"
             "                    floors' rows start N KiB into the benchmark's device memory (default\n"
@@ -54,30 +58,10 @@ static int usage(const char *fmt, const char *arg) {
 }
 
 static bool parse_count(const char *text, int32_t lo, int32_t hi, int32_t *out) {
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) return false;
+    long long v = 0;
+    if (!parse_integer(text, lo, hi, &v)) return false;
     *out = (int32_t)v;
     return true;
-}
-
-static bool parse_seed(const char *text, uint64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    if (text[0] == '-' || text[0] == '\0') return false; /* strtoull would wrap "-1" */
-    const unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0') return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
-/* Splits "--name=value"; returns the value or NULL. */
-static const char *inline_value(const char *arg, char *name, size_t name_size) {
-    const char *eq = strchr(arg, '=');
-    const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-    snprintf(name, name_size, "%.*s", (int)len, arg);
-    return eq ? eq + 1 : NULL;
 }
 
 static int set_counted(const char *name, const char *value, bench_options *o) {
@@ -103,8 +87,9 @@ static int set_valued(const char *name, const char *value, bench_options *o) {
     if (strcmp(name, "--shapes") == 0) o->shapes = value;
     else if (strcmp(name, "--csv") == 0) o->csv_path = value;
     else if (strcmp(name, "--json") == 0) o->json_path = value;
+    else if (strcmp(name, "--markdown") == 0) o->markdown_path = value;
     else if (strcmp(name, "--seed") == 0) {
-        if (!parse_seed(value, &o->seed)) return usage("bad value for %s", name);
+        if (!parse_u64(value, &o->seed)) return usage("bad value for %s", name);
     } else
         return set_counted(name, value, o);
     return 0;
@@ -114,6 +99,7 @@ static int set_flag(const char *name, bench_options *o) {
     if (strcmp(name, "--quick") == 0) o->quick = true;
     else if (strcmp(name, "--sweep") == 0) o->sweep = true;
     else if (strcmp(name, "--cold-code") == 0) o->cold_code = true;
+    else if (strcmp(name, "--with-cold-code") == 0) o->with_cold_code = true;
     else if (strcmp(name, "--list") == 0) o->list = true;
     else if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) return PARSE_HELP;
     else return 1;
@@ -121,9 +107,9 @@ static int set_flag(const char *name, bench_options *o) {
 }
 
 static bool takes_value(const char *name) {
-    static const char *const kValued[] = {"--shapes", "--csv",           "--json",   "--seed",
-                                          "--rounds", "--samples",       "--warmup", "--graph-replays",
-                                          "--device", "--arena-offset-kib"};
+    static const char *const kValued[] = {"--shapes",   "--csv",     "--json",   "--markdown",
+                                          "--seed",     "--rounds",  "--samples", "--warmup",
+                                          "--graph-replays", "--device", "--arena-offset-kib"};
     for (size_t i = 0; i < sizeof(kValued) / sizeof(kValued[0]); ++i)
         if (strcmp(name, kValued[i]) == 0) return true;
     return false;
@@ -135,7 +121,8 @@ int parse_bench_args(int argc, char **argv, bench_options *o) {
     o->seed = 1;
     for (int i = 1; i < argc; ++i) {
         char name[64];
-        const char *value = inline_value(argv[i], name, sizeof(name));
+        const char *value = NULL;
+        if (!option_split(argv[i], name, sizeof(name), &value)) return usage("unknown option %s", argv[i]);
         if (value == NULL) {
             const int flag = set_flag(name, o);
             if (flag == PARSE_HELP) return PARSE_HELP;
@@ -148,6 +135,8 @@ int parse_bench_args(int argc, char **argv, bench_options *o) {
         if (rc == 1) return usage("unknown option %s", name);
         if (rc != 0) return rc;
     }
+    if (o->with_cold_code && (o->cold_code || o->sweep))
+        return usage("%s", "--with-cold-code measures the shape table: not with --cold-code or --sweep");
     return 0;
 }
 
@@ -162,5 +151,6 @@ shape_run_plan resolve_plan(const bench_options *o) {
     if (o->samples > 0) p.sampling.samples = o->samples;
     if (o->graph_replays > 0) p.graph_replays = o->graph_replays;
     p.seed = o->seed;
+    p.with_cold_code = o->with_cold_code;
     return p;
 }

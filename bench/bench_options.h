@@ -10,14 +10,13 @@
 #include <stdio.h>
 
 #include "shape_bench.h"
-
-#define EXIT_USAGE 2
-#define PARSE_HELP (-1)
+#include "tool.h"
 
 typedef struct bench_options {
     const char *shapes;    /* NULL: all */
     const char *csv_path;  /* NULL: none */
     const char *json_path;
+    const char *markdown_path;
     int32_t rounds;        /* 0: the mode's default */
     int32_t samples;
     int32_t warmup;        /* -1: the mode's default */
@@ -25,6 +24,7 @@ typedef struct bench_options {
     bool quick;
     bool sweep;
     bool cold_code;        /* evict the instruction caches too */
+    bool with_cold_code;   /* each shape also with the instruction caches evicted */
     bool list;
     int32_t device;
     int32_t arena_offset_kib; /* where the timed call's buffers start in the device arena */

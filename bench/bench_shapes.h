@@ -1,6 +1,6 @@
 /*
- * The shapes alphamoe-bench measures, their targets and the stock pipeline's
- * figures on the H200, and the token counts of the specialization sweep.
+ * The shapes alphamoe-bench measures, their targets, the stock pipeline's
+ * reference figures, and the token counts of the specialization sweep.
  *
  * A shape is named e<E>-m<M>-k<k>-bm<block_m>, with "-shared" for the
  * shared-expert mode; --shapes takes a comma list of names or of indices
@@ -28,11 +28,23 @@ typedef struct bench_shape {
     bool shared;
     target_kind target;
     double target_value;
-    double stock_us; /* stock top-k + align pipeline, CUPTI cold-L2 on the H200; 0: not measured */
+    double stock_us; /* the stock pipeline's reference figure (kStockReference); 0: none */
     int32_t flavour; /* FLAVOUR_* of bench_flavours.h */
 } bench_shape;
 
 #define SHAPE_COUNT 44
+
+/* The stock pipeline's figures are data, measured once on one GPU, not by
+ * this program: shown only on a device of that name, labelled as such. */
+typedef struct stock_reference {
+    const char *gpu;  /* the device name they were measured on */
+    const char *what; /* what was measured, and how */
+} stock_reference;
+
+extern const stock_reference kStockReference;
+
+/* Whether the stock figures were measured on a device of this name. */
+bool stock_applies(const char *device_name);
 
 /* Fills out[0..SHAPE_COUNT): every E512 shape followed by its shared twin,
  * then E256, E128 and E8, then the routing flavours (named with their

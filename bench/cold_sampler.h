@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include "bench_device.h"
+#include "route_fixture.h"
 #include "timing_stats.h"
 
 typedef enum sample_metric {
@@ -20,15 +21,12 @@ typedef enum sample_metric {
     METRIC_COPY_SUM    /* the sum of the sample's memcpy durations */
 } sample_metric;
 
-/* Issues one sample's work on the stream; returns 0 or -1. */
-typedef int (*issue_fn)(void *ctx, cudaStream_t stream);
-
 /* A record count a workload may give instead of an exact one. */
 #define COUNT_AT_LEAST_ONE (-1)
 
 typedef struct workload {
     const char *label; /* names the workload in messages */
-    issue_fn issue;
+    issue_fn issue;    /* one sample's work */
     void *ctx;
     int32_t kernels;   /* kernel records every sample must produce, or COUNT_AT_LEAST_ONE */
     int32_t copies;    /* memcpy records every sample must produce, or COUNT_AT_LEAST_ONE */

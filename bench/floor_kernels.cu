@@ -52,8 +52,8 @@ extern "C" __global__ void bench_floor_rows(const float *rows, int32_t n_rows, f
 
 // The least time the logits' read alone takes, L2 evicted: every 16-byte
 // word of `quads` read once, two loads in flight per thread a step, over a
-// grid of many small CTAs (the fastest of the layouts tried on the H200:
-// bench/RESULTS.md), cached as streaming data as the router reads them
+// grid of many small CTAs (the fastest of the layouts tried for this
+// floor), cached as streaming data as the router reads them
 // (kernels/common/streamed_load.cuh). The sum is stored only if negative,
 // which the floor's buffer (bytes 0x3c, small positive floats) never
 // gives, and which the compiler cannot rule out: the loads stay.

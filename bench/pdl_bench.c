@@ -5,8 +5,7 @@
 #include "bench_check.h"
 #include "floor_kernels.h"
 #include "graph_replay.h"
-#include "route_check.h"
-#include "route_fixture.h"
+#include "bench_fixture.h"
 
 /* A decode step, a mid-size batch and a prefill chunk: one per specialization. */
 static const char *const kPdlShapes[] = {"e512-m1-k10-bm8", "e512-m128-k10-bm8", "e512-m4096-k10-bm64"};
@@ -38,7 +37,7 @@ static int issue_pair(void *ctx, cudaStream_t s) {
  * before: the logits are first filled with other values, then the pair
  * runs once without a host synchronization between its kernels. */
 static int verify_pair(bench_device *d, route_fixture *f, pair_ctx *p, const char *label) {
-    TRY(fixture_fill_logits(f, p->seed ^ 0x5bd1e995u));
+    TRY(bench_fixture_fill_logits(f, p->seed ^ 0x5bd1e995u));
     return verify_route(f, d, issue_pair, p, label);
 }
 
@@ -49,8 +48,9 @@ static int measure_mode(bench_device *d, const bench_shape *s, const shape_run_p
     char label[96];
     snprintf(label, sizeof(label), "%s producer + router %s PDL", s->name, dependent ? "with" : "without");
     route_fixture f;
+    alphamoe_selection selection;
     pair_ctx p = {NULL, d->sm_count, plan->seed};
-    int rc = fixture_create(&f, &spec, d);
+    int rc = bench_fixture_create(&f, &spec, d, &selection);
     p.f = &f;
     if (rc == 0) rc = verify_pair(d, &f, &p, label);
     const workload pair = {label, issue_pair, &p, 2, 0, METRIC_SPAN};

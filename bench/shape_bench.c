@@ -6,8 +6,7 @@
 #include "bench_check.h"
 #include "floor_kernels.h"
 #include "graph_replay.h"
-#include "route_check.h"
-#include "route_fixture.h"
+#include "bench_fixture.h"
 
 static void choose_floor(const floor_figures *floors, const bench_shape *s, const alphamoe_selection *sel,
                          shape_result *r) {
@@ -56,13 +55,18 @@ int bench_one_shape(bench_device *d, const bench_shape *s, const floor_figures *
     const fixture_spec spec = {s->experts, s->tokens, s->top_k, s->block_m, s->shared, 0u,
                                ALPHAMOE_SPECIALIZATION_AUTO, s->flavour};
     route_fixture f;
-    int rc = fixture_create(&f, &spec, d);
-    if (rc == 0) rc = fixture_fill_logits(&f, plan->seed);
+    int rc = bench_fixture_create(&f, &spec, d, &out->selection);
+    if (rc == 0) rc = bench_fixture_fill_logits(&f, plan->seed);
     if (rc == 0) rc = verify_route(&f, d, issue_route, &f, s->name);
     const workload w = {s->name, issue_route, &f, 1, 0, METRIC_KERNEL_SUM};
     if (rc == 0) rc = measure_cold(d, &w, &plan->sampling, &out->kernel);
     if (rc == 0) rc = graph_per_call(d, issue_route, &f, GRAPH_CALLS, plan->graph_replays, &out->graph_per_call_us);
-    out->selection = f.selection;
+    if (rc == 0 && plan->with_cold_code) {
+        d->evict_code = true;
+        rc = measure_cold(d, &w, &plan->sampling, &out->cold_code);
+        d->evict_code = false;
+        out->have_cold_code = rc == 0;
+    }
     fixture_destroy(&f);
     if (rc != 0) {
         fprintf(stderr, BENCH_PROG ": shape %s failed\n", s->name);
@@ -93,6 +97,17 @@ void judge_shared_mode(shape_result *results, int32_t n) {
                                   : CHECK_MISS;
         }
     }
+}
+
+void format_shape_target(const shape_result *r, char *buf, size_t size) {
+    format_target(r->shape, buf, size);
+    const size_t used = strlen(buf);
+    if (r->shape->target == TARGET_BANDWIDTH_RATIO) snprintf(buf + used, size - used, "=%.1f", r->target_us);
+}
+
+const char *spec_name(int32_t specialization) {
+    const char *name = alphamoe_specialization_name((alphamoe_specialization)specialization);
+    return name ? name : "?";
 }
 
 void format_verdict(const shape_result *r, char *buf, size_t size) {

@@ -6,18 +6,11 @@
 
 #include "bench_check.h"
 #include "bench_flavours.h"
-#include "route_check.h"
-#include "route_fixture.h"
+#include "bench_fixture.h"
 
 static const int32_t kForced[] = {ALPHAMOE_SPECIALIZATION_TINY, ALPHAMOE_SPECIALIZATION_SMALL,
                                   ALPHAMOE_SPECIALIZATION_LARGE, ALPHAMOE_SPECIALIZATION_AUTO};
-#define FORCED_COUNT 4
-#define FORCED_ONLY 3 /* the first three are the candidates for "best" */
-
-static const char *spec_name(int32_t s) {
-    const char *name = alphamoe_specialization_name((alphamoe_specialization)s);
-    return name ? name : "?";
-}
+_Static_assert(sizeof(kForced) / sizeof(kForced[0]) == SWEEP_ROW_POINTS, "a row is every forced one and auto");
 
 static bool same_family(const bench_shape *a, const bench_shape *b) {
     return a->experts == b->experts && a->top_k == b->top_k && a->block_m == b->block_m && a->shared == b->shared &&
@@ -42,21 +35,19 @@ static int measure_point(bench_device *d, const shape_run_plan *plan, sweep_poin
     char label[96];
     snprintf(label, sizeof(label), "%s M=%d %s", p->family, (int)p->tokens, spec_name(p->forced));
     route_fixture f;
-    int rc = fixture_create(&f, &spec, d);
-    if (rc == 0) rc = fixture_fill_logits(&f, plan->seed);
+    int rc = bench_fixture_create(&f, &spec, d, &p->selection);
+    if (rc == 0) rc = bench_fixture_fill_logits(&f, plan->seed);
     if (rc == 0) rc = verify_route(&f, d, issue_route, &f, label);
     const workload w = {label, issue_route, &f, 1, 0, METRIC_KERNEL_SUM};
     if (rc == 0) rc = measure_cold(d, &w, &plan->sampling, &p->kernel);
-    p->selection = f.selection;
     fixture_destroy(&f);
     if (rc != 0) fprintf(stderr, BENCH_PROG ": sweep point %s failed\n", label);
     return rc;
 }
 
-/* The fastest forced specialization of one row (FORCED_COUNT points). */
-static const sweep_point *best_of_row(const sweep_point *row) {
+const sweep_point *sweep_best_of_row(const sweep_point *row) {
     const sweep_point *best = &row[0];
-    for (int32_t i = 1; i < FORCED_ONLY; ++i)
+    for (int32_t i = 1; i < SWEEP_FORCED; ++i)
         if (row[i].kernel.median_us < best->kernel.median_us) best = &row[i];
     return best;
 }
@@ -69,7 +60,7 @@ static void print_family_header(const char *family, const sweep_point *first) {
 
 static void print_row(const sweep_point *row) {
     printf("%7d", (int)row[0].tokens);
-    for (int32_t i = 0; i < FORCED_ONLY; ++i) {
+    for (int32_t i = 0; i < SWEEP_FORCED; ++i) {
         char cell[32];
         snprintf(cell, sizeof(cell), "%.2f [%d]", row[i].kernel.median_us, (int)row[i].selection.grid_ctas);
         printf(" %16s", cell);
@@ -77,7 +68,7 @@ static void print_row(const sweep_point *row) {
     char cell[40];
     snprintf(cell, sizeof(cell), "%.2f %s [%d]", row[3].kernel.median_us, spec_name(row[3].selection.specialization),
              (int)row[3].selection.grid_ctas);
-    printf(" %22s %7s\n", cell, spec_name(best_of_row(row)->forced));
+    printf(" %22s %7s\n", cell, spec_name(sweep_best_of_row(row)->forced));
     fflush(stdout);
 }
 
@@ -86,10 +77,10 @@ static void print_best_runs(const sweep_point *points, int32_t rows) {
     printf("best per M:");
     int32_t start = 0;
     for (int32_t r = 1; r <= rows; ++r) {
-        const int32_t best = best_of_row(&points[start * FORCED_COUNT])->forced;
-        if (r < rows && best_of_row(&points[r * FORCED_COUNT])->forced == best) continue;
-        printf("%s %s %d..%d", start == 0 ? "" : ",", spec_name(best), (int)points[start * FORCED_COUNT].tokens,
-               (int)points[(r - 1) * FORCED_COUNT].tokens);
+        const int32_t best = sweep_best_of_row(&points[start * SWEEP_ROW_POINTS])->forced;
+        if (r < rows && sweep_best_of_row(&points[r * SWEEP_ROW_POINTS])->forced == best) continue;
+        printf("%s %s %d..%d", start == 0 ? "" : ",", spec_name(best), (int)points[start * SWEEP_ROW_POINTS].tokens,
+               (int)points[(r - 1) * SWEEP_ROW_POINTS].tokens);
         start = r;
     }
     printf("\n");
@@ -102,7 +93,7 @@ static int sweep_family(bench_device *d, const bench_shape *s, const int32_t *to
              s->shared ? "-shared" : "", bench_flavour_get(s->flavour)->suffix);
     const int32_t first = out->count;
     for (int32_t t = 0; t < token_count; ++t) {
-        for (int32_t i = 0; i < FORCED_COUNT; ++i) {
+        for (int32_t i = 0; i < SWEEP_ROW_POINTS; ++i) {
             sweep_point *p = append_point(out);
             if (p == NULL) {
                 fprintf(stderr, BENCH_PROG ": out of host memory\n");
@@ -119,7 +110,7 @@ static int sweep_family(bench_device *d, const bench_shape *s, const int32_t *to
             TRY(measure_point(d, plan, p));
         }
         if (t == 0) print_family_header(family, &out->points[first]);
-        print_row(&out->points[out->count - FORCED_COUNT]);
+        print_row(&out->points[out->count - SWEEP_ROW_POINTS]);
     }
     print_best_runs(&out->points[first], token_count);
     return 0;

@@ -30,6 +30,11 @@ typedef struct sweep_point {
     round_stats kernel;
 } sweep_point;
 
+/* A family's points per token count, in this order: tiny, small and large
+ * forced (the candidates for the best), then the library's choice. */
+#define SWEEP_ROW_POINTS 4
+#define SWEEP_FORCED 3
+
 typedef struct sweep_results {
     sweep_point *points;
     int32_t count;
@@ -42,5 +47,8 @@ int run_sweep(bench_device *d, const bench_shape *shapes, const bool *selected, 
               int32_t token_count, const shape_run_plan *plan, sweep_results *out);
 
 void sweep_free(sweep_results *r);
+
+/* The fastest forced specialization of one row of SWEEP_ROW_POINTS points. */
+const sweep_point *sweep_best_of_row(const sweep_point *row);
 
 #endif

@@ -60,11 +60,12 @@ enum {
      * plan experts): pairs of expert e in CTA c's token range. At most
      * kWsMaxGridCtas rows of at most E. */
     kWsCountTableWord = kWsExchangeSetsWord + 2 * kWsExchangeSetWords,
-    /* Profiling builds: 4 global-timer stamps per CTA (int64) after the
+    /* Profiling builds: global-timer stamps of every CTA (int64) after the
      * count table, in words only their workspaces have: over the table, a
      * CTA done with the exchange would overwrite counts that small's
      * cooperative grid has still to read. */
-    kCtaTimerWords = kWsMaxGridCtas * 8
+    kCtaTimerStamps = 4,
+    kCtaTimerWords = kWsMaxGridCtas * kCtaTimerStamps * 2
 };
 
 ALPHAMOE_WS_ASSERT(kWsMaxGridCtas <= kMaxCtaGroups * kMaxGroupCtas, "groups must cover the largest grid");

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """alphamoe-bench's command line without a GPU: the shape table it lists
 (every shape of the benchmark, each E512 shape also in shared-expert mode,
-the names --shapes accepts), and the exit status of a mistake (2) and of a
+the names --shapes accepts, the stock figures labelled as a reference not
+measured by the program), and the exit status of a mistake (2) and of a
 run with nothing to measure (77, or a real run where a GPU is present)."""
 import re
 import subprocess
@@ -54,12 +55,17 @@ def main() -> int:
         failures.append(f'--list shows {names}, expected {expected_names()}')
     if [int(i) for i, _ in rows] != list(range(len(rows))):
         failures.append('--list indices are not 0, 1, 2, ...')
+    if 'stock us (reference)' not in listed.stdout or 'not measured by this program' not in listed.stdout:
+        failures.append('--list does not say that the stock figures are a reference not measured by the program')
 
     for args, why in ((['--shapes', 'e512-m3-k10-bm8'], 'an unknown shape'),
                       (['--shapes', str(len(expected_names()))], 'an index past the table'),
                       (['--shapes', ','], 'an empty list'),
                       (['--rounds', '0'], 'zero rounds'),
                       (['--samples'], 'a missing value'),
+                      (['--markdown'], 'a missing file name'),
+                      (['--cold-code', '--with-cold-code'], 'both cold-code modes'),
+                      (['--sweep', '--with-cold-code'], 'a cold code column in a sweep'),
                       (['--no-such-option'], 'an unknown option')):
         r = run(bench, *args)
         if r.returncode != 2 or not r.stderr.strip():

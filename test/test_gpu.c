@@ -568,7 +568,7 @@ static void gpu_pdl(void **state) {
             device_plan_poison(&dp, 0);
             device_plan_poison(&dc, 0);
             ROUTE_OK(alphamoe_route(in.router, M, in.device_logits, &dp.buffers, NULL));
-            ROUTE_OK(alphamoe_route(consumer_router, M, dp.topk_weights, &dc.buffers, NULL));
+            ROUTE_OK(alphamoe_route(consumer_router, M, dp.buffers.topk_weights, &dc.buffers, NULL));
             CUDA_OK(cudaDeviceSynchronize());
             device_plan_read(&dp, 0);
             device_plan_read(&dc, 0);

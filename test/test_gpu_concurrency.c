@@ -60,22 +60,10 @@ static int worker_fail(worker *w, const char *fmt, ...) {
 /* Thread-safe forms of device_plan_poison / device_plan_read (no cmocka). */
 static int job_copy(worker *w, job *j, int to_device) {
     device_plan *d = &j->plan;
-    host_plan *m = &d->mirror;
-    const alphamoe_sizes *z = &m->sizes;
-    void *dev[] = {d->topk_ids, d->topk_weights, d->sorted_token_ids, d->expert_ids, d->num_tokens_post_padded,
-                   d->expert_counts, d->expert_offsets, d->pair_to_sorted};
-    void *host[] = {m->topk_ids, m->topk_weights, m->sorted_token_ids, m->expert_ids, m->num_tokens_post_padded,
-                    m->expert_counts, m->expert_offsets, m->pair_to_sorted};
-    const int64_t n[] = {z->topk_ids.elements, z->topk_weights.elements, z->sorted_token_ids.elements,
-                         z->expert_ids.elements, 1, z->expert_counts.elements, z->expert_offsets.elements,
-                         z->pair_to_sorted.elements};
-    for (int i = 0; i < 8; ++i) {
-        if (!dev[i]) continue;
-        const size_t bytes = (size_t)(n[i] + TEST_GUARD) * 4u;
-        W_CUDA(w, to_device ? cudaMemcpyAsync(dev[i], host[i], bytes, cudaMemcpyHostToDevice, j->stream)
-                            : cudaMemcpyAsync(host[i], dev[i], bytes, cudaMemcpyDeviceToHost, j->stream));
-    }
-    W_CUDA(w, cudaStreamSynchronize(j->stream));
+    output_set mirror = device_plan_mirror(d);
+    const alphamoe_sizes *z = &d->mirror.sizes;
+    W_CUDA(w, to_device ? outputs_copy(&d->dev, &mirror, z, DEVICE_PLAN_GUARD_BYTES, cudaMemcpyHostToDevice, j->stream)
+                        : outputs_copy(&mirror, &d->dev, z, DEVICE_PLAN_GUARD_BYTES, cudaMemcpyDeviceToHost, j->stream));
     return 0;
 }
 

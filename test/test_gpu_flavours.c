@@ -33,6 +33,7 @@
 #include "flavour_reference.h"
 #include "gpu_test.h"
 #include "logits_types.h"
+#include "presets.h"
 #include "soak.h"
 #include "test_support.h"
 
@@ -47,7 +48,8 @@ enum { EP_NONE, EP_RANGE, EP_MAP, EP_MAP_SHARED_IDS };
 enum { GROUPS_AUTO = -1 }; /* a divisor of E up to 8, half of them kept */
 
 typedef struct flavour {
-    const char *name;
+    const char *name; /* NULL: the model's */
+    const model_preset *model; /* a model's router: E, k and the flavour below come from the tools' presets */
     int32_t E, k; /* 0: from the shape grid */
     uint32_t flags; /* among NO_RENORMALIZE and CORRECTION_BIAS */
     int32_t scoring, logits_type, groups, topk_groups;
@@ -64,33 +66,55 @@ typedef struct flavour {
 #define BF16 ALPHAMOE_LOGITS_BF16
 #define F16 ALPHAMOE_LOGITS_F16
 
-static const flavour kFlavours[] = {
-    {"qwen2-moe: softmax, no renormalization", 60, 4, NO_RENORM, SMX, F32, 0, 0, 0.0f, EP_NONE},
-    {"softmax, no renormalization", 0, 0, NO_RENORM, SMX, F32, 0, 0, 0.0f, EP_NONE},
-    {"softmax, scaled", 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
-    {"sigmoid, renormalized", 0, 0, 0, SIG, F32, 0, 0, 0.0f, EP_NONE},
-    {"llama4: sigmoid, k=1, no renormalization", 16, 1, NO_RENORM, SIG, F32, 0, 0, 0.0f, EP_NONE},
-    {"sigmoid with correction bias", 0, 0, BIAS, SIG, F32, 0, 0, 0.0f, EP_NONE},
-    {"deepseek-v3: sigmoid, bias, 8 groups keep 4, scale 2.5", 256, 8, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE},
-    {"kimi-k2: sigmoid, bias, scale 2.827", 384, 8, BIAS, SIG, F32, 1, 1, 2.827f, EP_NONE},
-    {"glm-4.5: sigmoid, bias, scale 2.5", 160, 8, BIAS, SIG, F32, 1, 1, 2.5f, EP_NONE},
-    {"softmax, grouped", 0, 0, 0, SMX, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE},
-    {"sigmoid, grouped, no bias", 0, 0, 0, SIG, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE},
-    {"sigmoid, bias, grouped, no renormalization", 0, 0, BIAS | NO_RENORM, SIG, F32, GROUPS_AUTO, 0, 1.5f, EP_NONE},
-    {"bf16 logits", 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
-    {"fp16 logits", 0, 0, 0, SMX, F16, 0, 0, 0.0f, EP_NONE},
-    {"expert parallelism, local range", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE},
-    {"expert parallelism, expert map", 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
-    {"deepseek-v3 on bf16 with an expert map", 256, 8, BIAS, SIG, BF16, 8, 4, 2.5f, EP_MAP},
-    {"expert parallelism, a map giving several experts one local id", 0, 0, 0, SMX, F32, 0, 0, 0.0f,
+#define MODEL(id) NULL, &kModelPresets[PRESET_##id]
+
+/* The model rows are filled from their presets when the program starts
+ * (take_model_presets): their logits type and expert parallelism are the
+ * row's own. */
+static flavour kFlavours[] = {
+    {MODEL(QWEN2_MOE), .logits_type = F32, .ep = EP_NONE},
+    {"softmax, no renormalization", NULL, 0, 0, NO_RENORM, SMX, F32, 0, 0, 0.0f, EP_NONE},
+    {"softmax, scaled", NULL, 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
+    {"sigmoid, renormalized", NULL, 0, 0, 0, SIG, F32, 0, 0, 0.0f, EP_NONE},
+    {MODEL(LLAMA4), .logits_type = F32, .ep = EP_NONE},
+    {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 0.0f, EP_NONE},
+    {MODEL(DEEPSEEK_V3), .logits_type = F32, .ep = EP_NONE},
+    {MODEL(KIMI_K2), .logits_type = F32, .ep = EP_NONE},
+    {MODEL(GLM_45), .logits_type = F32, .ep = EP_NONE},
+    {"softmax, grouped", NULL, 0, 0, 0, SMX, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE},
+    {"sigmoid, grouped, no bias", NULL, 0, 0, 0, SIG, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE},
+    {"sigmoid, bias, grouped, no renormalization", NULL, 0, 0, BIAS | NO_RENORM, SIG, F32, GROUPS_AUTO, 0, 1.5f,
+     EP_NONE},
+    {"bf16 logits", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
+    {"fp16 logits", NULL, 0, 0, 0, SMX, F16, 0, 0, 0.0f, EP_NONE},
+    {"expert parallelism, local range", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE},
+    {"expert parallelism, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
+    {"deepseek-v3 on bf16 with an expert map", &kModelPresets[PRESET_DEEPSEEK_V3], .logits_type = BF16, .ep = EP_MAP},
+    {"expert parallelism, a map giving several experts one local id", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f,
      EP_MAP_SHARED_IDS},
     /* 16 groups of 32: at one token the CTA ranks the first (16 maxima of
      * 16 experts in the kept groups, k = 10); the second keeps too few
      * (6 maxima) and hands the token to warp 0. */
-    {"sigmoid, bias, 16 groups of 32 keep 8", 512, 10, BIAS, SIG, F32, 16, 8, 1.0f, EP_NONE},
-    {"sigmoid, bias, 16 groups of 32 keep 3", 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE},
-    {"sigmoid, fp16, local range, scaled", 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE},
+    {"sigmoid, bias, 16 groups of 32 keep 8", NULL, 512, 10, BIAS, SIG, F32, 16, 8, 1.0f, EP_NONE},
+    {"sigmoid, bias, 16 groups of 32 keep 3", NULL, 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE},
+    {"sigmoid, fp16, local range, scaled", NULL, 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE},
 };
+
+static void take_model_presets(void) {
+    for (int i = 0; i < COUNT(kFlavours); ++i) {
+        flavour *f = &kFlavours[i];
+        const model_preset *m = f->model;
+        if (m == NULL) continue;
+        if (f->name == NULL) f->name = m->note;
+        f->E = m->experts;
+        f->k = m->top_k;
+        f->flags = m->flags;
+        f->scoring = m->scoring;
+        f->groups = m->groups;
+        f->topk_groups = m->topk_groups;
+        f->scale = m->scale;
+    }
+}
 
 /* One routing call's shape and inputs. */
 typedef struct route_case {
@@ -897,6 +921,7 @@ static int reset_counts(void **state) {
 int main(int argc, char **argv) {
     if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
     test_base_seed();
+    take_model_presets();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(gpu_flavours_grid, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_nonfinite, reset_counts),

@@ -10,74 +10,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void *device_alloc(int64_t elements) {
-    void *p = NULL;
-    CUDA_OK(cudaMalloc(&p, (size_t)(elements + TEST_GUARD) * 4u));
-    return p;
-}
+#include "workspace.h"
 
 void device_plan_alloc(device_plan *d, const alphamoe_router *router, int with_optional) {
     memset(d, 0, sizeof *d);
     assert_int_equal(host_plan_alloc(&d->mirror, router, with_optional), 0);
     const alphamoe_sizes *z = &d->mirror.sizes;
-    d->topk_ids = device_alloc(z->topk_ids.elements);
-    d->topk_weights = device_alloc(z->topk_weights.elements);
-    d->sorted_token_ids = device_alloc(z->sorted_token_ids.elements);
-    d->expert_ids = device_alloc(z->expert_ids.elements);
-    d->num_tokens_post_padded = device_alloc(1);
-    if (with_optional) {
-        d->expert_counts = device_alloc(z->expert_counts.elements);
-        d->expert_offsets = device_alloc(z->expert_offsets.elements);
-        d->pair_to_sorted = device_alloc(z->pair_to_sorted.elements);
-    }
+    CUDA_OK(device_outputs_alloc(&d->dev, z, with_optional ? OUTPUT_ALL_OPTIONAL : 0, DEVICE_PLAN_GUARD_BYTES));
     CUDA_OK(cudaMalloc(&d->workspace, (size_t)z->workspace.bytes));
     CUDA_OK(cudaMemset(d->workspace, 0, (size_t)z->workspace.bytes)); /* once, as documented */
-    alphamoe_buffers *b = &d->buffers;
-    *b = d->mirror.buffers;
-    b->topk_ids = d->topk_ids;
-    b->topk_weights = d->topk_weights;
-    b->sorted_token_ids = d->sorted_token_ids;
-    b->expert_ids = d->expert_ids;
-    b->num_tokens_post_padded = d->num_tokens_post_padded;
-    b->expert_counts = d->expert_counts;
-    b->expert_offsets = d->expert_offsets;
-    b->pair_to_sorted = d->pair_to_sorted;
-    b->workspace = d->workspace;
-    b->workspace_bytes = (size_t)z->workspace.bytes;
+    const alphamoe_buffers *m = &d->mirror.buffers;
+    d->buffers = buffers_for(&d->dev, z, d->workspace, (size_t)z->workspace.bytes, m->correction_bias, m->expert_map);
 }
 
-#define FOR_EACH_ARRAY(d, X)                                                                     \
-    X((d)->topk_ids, (d)->mirror.topk_ids, (d)->mirror.sizes.topk_ids.elements)                 \
-    X((d)->topk_weights, (d)->mirror.topk_weights, (d)->mirror.sizes.topk_weights.elements)     \
-    X((d)->sorted_token_ids, (d)->mirror.sorted_token_ids, (d)->mirror.sizes.sorted_token_ids.elements) \
-    X((d)->expert_ids, (d)->mirror.expert_ids, (d)->mirror.sizes.expert_ids.elements)           \
-    X((d)->num_tokens_post_padded, (d)->mirror.num_tokens_post_padded, 1)                       \
-    X((d)->expert_counts, (d)->mirror.expert_counts, (d)->mirror.sizes.expert_counts.elements)  \
-    X((d)->expert_offsets, (d)->mirror.expert_offsets, (d)->mirror.sizes.expert_offsets.elements) \
-    X((d)->pair_to_sorted, (d)->mirror.pair_to_sorted, (d)->mirror.sizes.pair_to_sorted.elements)
+output_set device_plan_mirror(device_plan *d) {
+    const host_plan *m = &d->mirror;
+    const output_set s = {m->topk_ids,      m->topk_weights,   m->sorted_token_ids, m->expert_ids,
+                          m->num_tokens_post_padded, m->expert_counts, m->expert_offsets, m->pair_to_sorted};
+    return s;
+}
 
 void device_plan_poison(device_plan *d, cudaStream_t stream) {
     host_plan_poison(&d->mirror);
-#define UPLOAD(dev, host, n) \
-    if (dev) CUDA_OK(cudaMemcpyAsync(dev, host, (size_t)((n) + TEST_GUARD) * 4u, cudaMemcpyHostToDevice, stream));
-    FOR_EACH_ARRAY(d, UPLOAD)
-#undef UPLOAD
-    CUDA_OK(cudaStreamSynchronize(stream)); /* the mirror is reused for readback */
+    /* The mirror is reused for readback: the copy waits for the upload. */
+    const output_set mirror = device_plan_mirror(d);
+    CUDA_OK(outputs_copy(&d->dev, &mirror, &d->mirror.sizes, DEVICE_PLAN_GUARD_BYTES, cudaMemcpyHostToDevice, stream));
 }
 
 void device_plan_read(device_plan *d, cudaStream_t stream) {
-#define DOWNLOAD(dev, host, n) \
-    if (dev) CUDA_OK(cudaMemcpyAsync(host, dev, (size_t)((n) + TEST_GUARD) * 4u, cudaMemcpyDeviceToHost, stream));
-    FOR_EACH_ARRAY(d, DOWNLOAD)
-#undef DOWNLOAD
-    CUDA_OK(cudaStreamSynchronize(stream));
+    output_set mirror = device_plan_mirror(d);
+    CUDA_OK(outputs_copy(&mirror, &d->dev, &d->mirror.sizes, DEVICE_PLAN_GUARD_BYTES, cudaMemcpyDeviceToHost, stream));
 }
 
 void device_plan_free(device_plan *d) {
-#define RELEASE(dev, host, n) \
-    if (dev) CUDA_OK(cudaFree(dev));
-    FOR_EACH_ARRAY(d, RELEASE)
-#undef RELEASE
+    CUDA_OK(device_outputs_free(&d->dev));
     CUDA_OK(cudaFree(d->workspace));
     host_plan_free(&d->mirror);
 }
@@ -129,28 +95,20 @@ void device_plan_expect_workspace(const device_plan *d, unsigned char byte, cons
 
 void device_plan_zero_workspace(device_plan *d) { device_plan_fill_workspace(d, 0); }
 
-/* The workspace layout of kernels/route_args.h that the check needs. */
-enum {
-    WS_BARRIER_WORD = 0,
-    WS_LARGE_PHASE_WORD = 32,
-    WS_EXCHANGE_SETS_WORD = 64,
-    WS_EXCHANGE_SET_WORDS = 32 + 16 * 512 + 256 * 512,
-};
-
 void device_plan_expect_workspace_ready(const device_plan *d, const char *what) {
-    enum { words = WS_EXCHANGE_SETS_WORD + 2 * WS_EXCHANGE_SET_WORDS };
+    enum { words = kWsExchangeSetsWord + 2 * kWsExchangeSetWords };
     uint32_t *ws = malloc(words * sizeof *ws);
     assert_non_null(ws);
     CUDA_OK(cudaMemcpy(ws, d->workspace, words * sizeof *ws, cudaMemcpyDeviceToHost));
-    const int barriers[2] = {WS_BARRIER_WORD, WS_LARGE_PHASE_WORD};
+    const int barriers[2] = {kWsBarrierWord, kWsLargePhaseWord};
     for (int b = 0; b < 2; ++b)
         if (ws[barriers[b]] & 0x7fffffffu)
             fail_msg("%s: workspace word %d is 0x%08x, want 0 or 0x80000000", what, barriers[b], ws[barriers[b]]);
     /* The exchange set the next large call uses: arrivals, group sums and
      * member counts all zero. */
-    const int next_set = (int)(ws[WS_LARGE_PHASE_WORD] >> 31);
-    const uint32_t *set = ws + WS_EXCHANGE_SETS_WORD + next_set * WS_EXCHANGE_SET_WORDS;
-    for (int w = 0; w < WS_EXCHANGE_SET_WORDS; ++w)
+    const int next_set = (int)(ws[kWsLargePhaseWord] >> 31);
+    const uint32_t *set = ws + kWsExchangeSetsWord + next_set * kWsExchangeSetWords;
+    for (int w = 0; w < kWsExchangeSetWords; ++w)
         if (set[w] != 0) fail_msg("%s: word %d of exchange set %d is %u, want 0", what, w, next_set, set[w]);
     free(ws);
 }

@@ -1,11 +1,13 @@
-/* Route outputs in device memory for the GPU tests: allocation with guard
- * zones, poisoning from a host mirror, and reading back into that mirror
- * for the host-side comparisons of test_support.h. */
+/* Route outputs in device memory for the GPU tests, on the tools' output
+ * sets (tools/common/outputs.h): allocation with guard zones, poisoning
+ * from a host mirror, and reading back into that mirror for the host-side
+ * comparisons of test_support.h. */
 #ifndef ALPHAMOE_TEST_DEVICE_PLAN_H
 #define ALPHAMOE_TEST_DEVICE_PLAN_H
 
 #include <cuda_runtime_api.h>
 
+#include "outputs.h"
 #include "test_support.h"
 
 /* Fails the current cmocka test on a CUDA runtime error. */
@@ -15,16 +17,12 @@
         if (err_ != cudaSuccess) fail_msg("%s: %s", #call, cudaGetErrorString(err_));   \
     } while (0)
 
+/* Every array is followed by a guard of TEST_GUARD elements. */
+#define DEVICE_PLAN_GUARD_BYTES ((size_t)TEST_GUARD * 4u)
+
 typedef struct device_plan {
     host_plan mirror; /* poison source before a call, readback target after */
-    int32_t *topk_ids;
-    float *topk_weights;
-    int32_t *sorted_token_ids;
-    int32_t *expert_ids;
-    int32_t *num_tokens_post_padded;
-    int32_t *expert_counts;
-    int32_t *expert_offsets;
-    int32_t *pair_to_sorted;
+    output_set dev;   /* the arrays, each followed by its guard */
     void *workspace;
     alphamoe_buffers buffers; /* device pointers, workspace zeroed once */
 } device_plan;
@@ -34,6 +32,8 @@ void device_plan_alloc(device_plan *d, const alphamoe_router *router, int with_o
 void device_plan_poison(device_plan *d, cudaStream_t stream);
 /* Copies every array and its guard back into the mirror. */
 void device_plan_read(device_plan *d, cudaStream_t stream);
+/* The mirror's arrays as an output set, for copies to and from d->dev. */
+output_set device_plan_mirror(device_plan *d);
 void device_plan_free(device_plan *d);
 /* After device_plan_read: fails unless every array, guard included, still
  * holds the poison byte for byte. */

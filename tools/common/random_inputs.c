@@ -1,10 +1,23 @@
-#include "routing_inputs.h"
+#include "random_inputs.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alphamoe/router.h"
+
+uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* 24 random bits are exactly what a float holds. */
+void uniform_logits(uint64_t seed, float *logits, size_t n) {
+    uint64_t state = seed;
+    for (size_t i = 0; i < n; ++i) logits[i] = (float)(splitmix64(&state) >> 40) * 0x1.0p-23f - 1.0f;
+}
 
 uint16_t float_to_bf16(float x) {
     uint32_t u;
@@ -46,15 +59,7 @@ void *convert_logits(const float *values, size_t n, int32_t type) {
     return out;
 }
 
-static uint64_t splitmix64(uint64_t *state) {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-void random_bias(uint64_t seed, float *bias, int32_t E) {
-    uint64_t state = seed ^ 0xB1A5B1A5ull;
+void random_bias(uint64_t state, float *bias, int32_t E) {
     for (int32_t e = 0; e < E; ++e) bias[e] = ((float)(splitmix64(&state) >> 40) * 0x1.0p-23f - 1.0f) * 0.1f;
 }
 

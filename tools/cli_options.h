@@ -1,42 +1,23 @@
 /*
- * The command line of alphamoe-route: its options, the model presets they
- * start from, and the usage text shown for --help and for every mistake.
+ * The command line of alphamoe-route: its options, the model preset they
+ * start from (tools/common/presets.h), and the usage text shown for --help
+ * and for every mistake.
  */
-#ifndef ALPHAMOE_BENCH_CLI_OPTIONS_H
-#define ALPHAMOE_BENCH_CLI_OPTIONS_H
+#ifndef ALPHAMOE_TOOLS_CLI_OPTIONS_H
+#define ALPHAMOE_TOOLS_CLI_OPTIONS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "presets.h"
+#include "tool.h"
+
 #define PROG "alphamoe-route"
-
-#define EXIT_USAGE 2
-#define PARSE_HELP (-1)
-
-#if defined(__GNUC__)
-#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define CLI_PRINTF(f, a)
-#endif
-
-/* A model's router: shape and routing flavour. */
-typedef struct preset {
-    const char *name;
-    int32_t experts;
-    int32_t top_k;
-    int32_t scoring;   /* alphamoe_scoring */
-    bool bias;         /* a correction bias (drawn at random by the tool) */
-    bool renormalize;
-    int32_t groups;    /* 0: none */
-    int32_t topk_groups;
-    float scale;       /* 0: 1 */
-    const char *note;  /* the model, for --help */
-} preset;
 
 /* Flavour options: a negative value (or false *_given) keeps the preset's. */
 typedef struct options {
-    const preset *preset;
+    const model_preset *preset;
     int32_t experts; /* 0: the preset's */
     int32_t top_k;   /* 0: the preset's */
     int32_t scoring;     /* -1: the preset's */
@@ -76,6 +57,9 @@ const char *logits_type_name(int32_t type);
 
 /* Prints the message and the usage text to stderr; returns EXIT_USAGE, so
  * that a caller can return its answer as the exit status. */
-int usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+int usage_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
+
+/* The router's parameters: the preset's, with the options over them. */
+alphamoe_params options_params(const options *o);
 
 #endif

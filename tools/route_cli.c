@@ -20,7 +20,8 @@
 #include "gpu_session.h"
 #include "load_report.h"
 #include "route_session.h"
-#include "self_check.h"
+
+const char *tool_prog = PROG;
 
 static double now_us(void) {
     struct timespec ts;
@@ -29,7 +30,7 @@ static double now_us(void) {
 }
 
 static void print_flavour(const session *s) {
-    const alphamoe_params *p = &s->params;
+    const alphamoe_params *p = &s->route.params;
     const bool sigmoid = p->scoring == ALPHAMOE_SCORING_SIGMOID;
     printf("routing:        %s%s, %s", sigmoid ? "sigmoid" : "softmax",
            (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? " with a random correction bias in [-0.1, 0.1)" : "",
@@ -47,7 +48,7 @@ static void print_flavour(const session *s) {
 }
 
 static void print_shape(const session *s) {
-    const alphamoe_params *p = &s->params;
+    const alphamoe_params *p = &s->route.params;
     char preset_note[64] = "";
     if (p->num_experts == s->opt.preset->experts && p->top_k == s->opt.preset->top_k)
         snprintf(preset_note, sizeof(preset_note), " (preset %s)", s->opt.preset->name);
@@ -101,11 +102,10 @@ static int prepare(session *s) {
     }
     rc = create_router(s);
     if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
-    if (!s->opt.input && random_logits(s) != 0) return 1;
-    if (make_flavour_inputs(s) != 0) return 1;
+    if (make_inputs(s) != 0) return 1;
     s->samples = malloc((size_t)s->opt.repeat * sizeof(double));
-    if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->sizes, PROG) != 0) {
-        if (s->samples == NULL) fprintf(stderr, PROG ": out of host memory\n");
+    if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->route.sizes, SESSION_OUTPUTS, 0) != 0) {
+        fprintf(stderr, PROG ": out of host memory\n");
         return 1;
     }
     return 0;
@@ -135,8 +135,7 @@ static int run(session *s) {
     const output_set *shown = &s->reference;
     bool matches = true;
     if (probe.usable) {
-        if (run_gpu_path(s) != 0 || route_reference(s) != 0) return 1;
-        matches = check_against_reference(s);
+        if (run_gpu_path(s, &matches) != 0) return 1;
         shown = &s->gpu;
     } else if (run_host_path(s) != 0) {
         return 1;

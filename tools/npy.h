@@ -6,8 +6,8 @@
  * Functions return 0 on success and -1 on failure, with a one-line message
  * (naming the file) in err.
  */
-#ifndef ALPHAMOE_BENCH_NPY_H
-#define ALPHAMOE_BENCH_NPY_H
+#ifndef ALPHAMOE_TOOLS_NPY_H
+#define ALPHAMOE_TOOLS_NPY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,12 +1,18 @@
 /*
- * The inputs alphamoe-route makes for the routing flavours: logits rounded
- * to bf16 or fp16, a random correction bias and a random expert map.
+ * The inputs the tools make for a router: uniform random logits, rounded
+ * to bf16 or fp16 for routers of those types, a correction bias and an
+ * expert map. All of them reproducible from a seed.
  */
-#ifndef ALPHAMOE_BENCH_ROUTING_INPUTS_H
-#define ALPHAMOE_BENCH_ROUTING_INPUTS_H
+#ifndef ALPHAMOE_TOOLS_RANDOM_INPUTS_H
+#define ALPHAMOE_TOOLS_RANDOM_INPUTS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+uint64_t splitmix64(uint64_t *state);
+
+/* n logits uniform in [-1, 1) from the seed. */
+void uniform_logits(uint64_t seed, float *logits, size_t n);
 
 /* Round to nearest even; NaN stays NaN, overflow becomes infinity. */
 uint16_t float_to_bf16(float x);
@@ -19,8 +25,9 @@ size_t logits_type_size(int32_t type);
  * rounded), or NULL when out of memory. For fp32 a copy. */
 void *convert_logits(const float *values, size_t n, int32_t type);
 
-/* Uniform in [-0.1, 0.1): small enough to steer between close scores. */
-void random_bias(uint64_t seed, float *bias, int32_t E);
+/* Uniform in [-0.1, 0.1), from the generator state `state`: small enough
+ * to steer between close scores. */
+void random_bias(uint64_t state, float *bias, int32_t E);
 
 /* `count` of the E experts chosen at random, local ids 0..count-1 in a
  * random order; -1 for the rest. */

@@ -1,6 +1,6 @@
 /* Profiling builds (-Dphase_clocks=true): the phases of one cold call. */
-#ifndef ALPHAMOE_BENCH_PHASE_CLOCKS_H
-#define ALPHAMOE_BENCH_PHASE_CLOCKS_H
+#ifndef ALPHAMOE_TOOLS_PHASE_CLOCKS_H
+#define ALPHAMOE_TOOLS_PHASE_CLOCKS_H
 
 #include <alphamoe/router.h>
 #include <cuda_runtime_api.h>

@@ -5,9 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "bench_check.h"
-
-enum { ARENA_ALIGN = 4096 };
+#include "tool.h"
 
 int arena_open(device_arena *a, size_t bytes) {
     memset(a, 0, sizeof(*a));
@@ -24,8 +22,8 @@ void arena_close(device_arena *a) {
 void *arena_take(device_arena *a, size_t bytes, const char *what) {
     const size_t start = (a->used + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
     if (a->base == NULL || start > a->bytes || bytes > a->bytes - start) {
-        fprintf(stderr, BENCH_PROG ": %s (%zu bytes) does not fit the device arena (%zu of %zu bytes taken)\n", what,
-                bytes, a->used, a->bytes);
+        fprintf(stderr, "%s: %s (%zu bytes) does not fit the device arena (%zu of %zu bytes taken)\n", tool_prog,
+                what, bytes, a->used, a->bytes);
         return NULL;
     }
     a->used = start + bytes;

@@ -45,7 +45,7 @@ static int print_top_loaded(const int32_t *counts, int32_t E) {
  * parallelism). */
 static void print_padding(const session *s, const output_set *r, int64_t pairs) {
     const int64_t live = *r->num_tokens_post_padded;
-    const int64_t capacity = s->sizes.sorted_token_ids.elements;
+    const int64_t capacity = s->route.sizes.sorted_token_ids.elements;
     if (pairs > 0)
         printf("padding:        %" PRId64 " sentinel slots for %" PRId64 " pairs: %.2f%% overhead\n", live - pairs,
                pairs, 100.0 * (double)(live - pairs) / (double)pairs);
@@ -70,7 +70,7 @@ int print_load(const session *s, const output_set *r) {
     }
     printf("pairs/expert:   min %" PRId32 ", mean %.2f, max %" PRId32 " (%" PRId64 " pairs over %" PRId32
            " %sexperts)\n",
-           lo, (double)total / E, hi, total, E, E != s->params.num_experts ? "local " : "");
+           lo, (double)total / E, hi, total, E, E != s->route.params.num_experts ? "local " : "");
     printf("empty experts:  %" PRId32 " of %" PRId32 "\n", empty, E);
     if (print_top_loaded(r->expert_counts, E) != 0) return -1;
     print_padding(s, r, total);
@@ -105,13 +105,13 @@ static int write_one(const char *dir, const char *name, npy_dtype dtype, const v
 
 int write_outputs(const session *s, const output_set *r) {
     const char *dir = s->opt.output;
-    const int64_t M = s->opt.tokens, k = s->params.top_k, E = plan_experts(s);
+    const int64_t M = s->opt.tokens, k = s->route.params.top_k, E = plan_experts(s);
     const int64_t live = *r->num_tokens_post_padded;
     if (ensure_directory(dir) != 0) return -1;
     if (write_one(dir, "topk_ids", NPY_DTYPE_INT32, r->topk_ids, 2, M, k) != 0 ||
         write_one(dir, "topk_weights", NPY_DTYPE_FLOAT32, r->topk_weights, 2, M, k) != 0 ||
         write_one(dir, "sorted_token_ids", NPY_DTYPE_INT32, r->sorted_token_ids, 1, live, 0) != 0 ||
-        write_one(dir, "expert_ids", NPY_DTYPE_INT32, r->expert_ids, 1, live / s->params.block_m, 0) != 0 ||
+        write_one(dir, "expert_ids", NPY_DTYPE_INT32, r->expert_ids, 1, live / s->route.params.block_m, 0) != 0 ||
         write_one(dir, "expert_counts", NPY_DTYPE_INT32, r->expert_counts, 1, E, 0) != 0 ||
         write_one(dir, "expert_offsets", NPY_DTYPE_INT32, r->expert_offsets, 1, E + 1, 0) != 0)
         return -1;

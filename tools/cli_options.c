@@ -6,22 +6,7 @@
 #include <string.h>
 
 #include "alphamoe/router_diagnostics.h"
-
-#define SMX ALPHAMOE_SCORING_SOFTMAX
-#define SIG ALPHAMOE_SCORING_SIGMOID
-
-static const preset kPresets[] = {
-    {"qwen3-next", 512, 10, SMX, false, true, 0, 0, 0.0f, "Qwen3-Next: softmax top-10 of 512, renormalized"},
-    {"qwen3-moe", 128, 8, SMX, false, true, 0, 0, 0.0f, "Qwen3-MoE: softmax top-8 of 128, renormalized"},
-    {"deepseek-v3", 256, 8, SIG, true, true, 8, 4, 2.5f,
-     "DeepSeek-V3/R1: sigmoid, bias, 8 groups keep 4, top-8 of 256, scale 2.5"},
-    {"kimi-k2", 384, 8, SIG, true, true, 1, 1, 2.827f, "Kimi-K2: sigmoid, bias, top-8 of 384, scale 2.827"},
-    {"glm-4.5", 160, 8, SIG, true, true, 1, 1, 2.5f, "GLM-4.5: sigmoid, bias, top-8 of 160, scale 2.5"},
-    {"qwen2-moe", 60, 4, SMX, false, false, 0, 0, 0.0f,
-     "Qwen1.5/Qwen2-MoE: softmax top-4 of 60, full-row probabilities (no renormalization)"},
-    {"llama4", 16, 1, SIG, false, false, 0, 0, 0.0f, "Llama-4: top-1 of 16 by logit, weight sigmoid(logit)"},
-    {"mixtral", 8, 2, SMX, false, true, 0, 0, 0.0f, "Mixtral: softmax top-2 of 8, renormalized"},
-};
+#include "options.h"
 
 const char *logits_type_name(int32_t type) {
     switch (type) {
@@ -39,8 +24,8 @@ void print_usage(FILE *f) {
             "checks it against the CPU reference and prints per-expert load statistics.\n"
             "\n"
             "  --preset NAME         the model's router (default qwen3-next):\n");
-    for (size_t i = 0; i < sizeof(kPresets) / sizeof(kPresets[0]); ++i)
-        fprintf(f, "                          %-12s %s\n", kPresets[i].name, kPresets[i].note);
+    for (int i = 0; i < PRESET_COUNT; ++i)
+        fprintf(f, "                          %-12s %s\n", kModelPresets[i].name, kModelPresets[i].note);
     fprintf(f,
             "  --experts N           number of experts E (overrides the preset)\n"
             "  --top-k K             experts per token k (overrides the preset)\n"
@@ -79,33 +64,6 @@ int usage_error(const char *fmt, ...) {
     va_end(ap);
     print_usage(stderr);
     return EXIT_USAGE;
-}
-
-static bool parse_integer(const char *text, long long lo, long long hi, long long *out) {
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_u64(const char *text, uint64_t *out) {
-    char *end = NULL;
-    errno = 0;
-    /* strtoull accepts "-1" and wraps it; a seed that silently wraps is a
-     * typo nobody would notice. */
-    if (text[0] == '-' || text[0] == '\0') return false;
-    const unsigned long long v = strtoull(text, &end, 10);
-    if (errno != 0 || *end != '\0') return false;
-    *out = (uint64_t)v;
-    return true;
-}
-
-static const preset *find_preset(const char *name) {
-    for (size_t i = 0; i < sizeof(kPresets) / sizeof(kPresets[0]); ++i)
-        if (strcmp(kPresets[i].name, name) == 0) return &kPresets[i];
-    return NULL;
 }
 
 static int parse_specialization(const char *name, int32_t *out) {
@@ -192,7 +150,7 @@ static int apply_valued_option(options *o, const char *name, const char *value) 
     }
     if (strcmp(name, "--ep-map-random") == 0) return set_int(name, value, 1, INT32_MAX, &o->ep_map_count);
     if (strcmp(name, "--preset") == 0) {
-        o->preset = find_preset(value);
+        o->preset = preset_find(value);
         return o->preset ? 0 : usage_error("unknown preset '%s'", value);
     }
     if (strcmp(name, "--experts") == 0) return set_int(name, value, 1, INT32_MAX, &o->experts);
@@ -250,12 +208,8 @@ int parse_args(int argc, char **argv, options *o) {
     for (int i = 1; i < argc; ++i) {
         char name[64];
         const char *arg = argv[i];
-        const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
-        const size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (name_len >= sizeof(name)) return usage_error("unknown option '%s'", arg);
-        memcpy(name, arg, name_len);
-        name[name_len] = '\0';
-        const char *value = eq ? eq + 1 : NULL;
+        const char *value = NULL;
+        if (!option_split(arg, name, sizeof(name), &value)) return usage_error("unknown option '%s'", arg);
 
         const int flag = apply_flag_option(o, name);
         if (flag < 0) return PARSE_HELP;
@@ -280,7 +234,7 @@ int parse_args(int argc, char **argv, options *o) {
 
 void default_options(options *o) {
     memset(o, 0, sizeof(*o));
-    o->preset = &kPresets[0];
+    o->preset = &kModelPresets[PRESET_QWEN3_NEXT];
     o->tokens = 128;
     o->block_m = 16;
     o->seed = 1;
@@ -292,4 +246,36 @@ void default_options(options *o) {
     o->groups = -1;
     o->topk_groups = -1;
     o->logits_type = ALPHAMOE_LOGITS_F32;
+}
+
+alphamoe_params options_params(const options *o) {
+    const model_preset *pr = o->preset;
+    alphamoe_params p;
+    memset(&p, 0, sizeof(p));
+    p.struct_size = sizeof(p);
+    p.num_experts = o->experts ? o->experts : pr->experts;
+    p.top_k = o->top_k ? o->top_k : pr->top_k;
+    p.block_m = o->block_m;
+    p.max_tokens = o->tokens;
+    p.flags = o->flags;
+    p.force_specialization = o->specialization;
+    preset_flavour(pr, &p);
+    if (o->scoring >= 0) p.scoring = o->scoring;
+    if (o->bias == 0) p.flags &= ~(uint32_t)ALPHAMOE_FLAG_CORRECTION_BIAS;
+    if (o->bias > 0) p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+    if (o->renormalize == 0) p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
+    if (o->renormalize > 0) p.flags &= ~(uint32_t)ALPHAMOE_FLAG_NO_RENORMALIZE;
+    if (o->scale_given) p.routed_scaling_factor = o->scale;
+    if (o->groups >= 0) p.num_groups = o->groups;
+    /* Groups given without the number kept: keep them all. */
+    if (o->groups >= 0 || o->topk_groups >= 0) p.topk_groups = o->topk_groups >= 0 ? o->topk_groups : 0;
+    p.logits_type = o->logits_type;
+    if (o->ep_range) {
+        p.local_expert_begin = o->ep_begin;
+        p.local_expert_count = o->ep_count;
+    } else if (o->ep_map_count > 0) {
+        p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_count = o->ep_map_count;
+    }
+    return p;
 }

@@ -1,9 +1,10 @@
 /*
  * The GPU side of alphamoe-route: whether a usable device is there, the
- * device buffers, the timed alphamoe_route calls and the copy back.
+ * route fixture's device buffers, the timed alphamoe_route calls and the
+ * check of the outputs against the host reference.
  */
-#ifndef ALPHAMOE_BENCH_GPU_SESSION_H
-#define ALPHAMOE_BENCH_GPU_SESSION_H
+#ifndef ALPHAMOE_TOOLS_GPU_SESSION_H
+#define ALPHAMOE_TOOLS_GPU_SESSION_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,9 +28,11 @@ int probe_gpu(int32_t device, gpu_probe *p);
  * router's flavour (alphamoe_router_select says so). Returns 0 or -1. */
 int check_gpu_flavour(const session *s, gpu_probe *p);
 
-/* Prints the selection, times s->opt.repeat calls into s->samples and
- * copies the outputs of the last one into s->gpu. */
-int run_gpu_path(session *s);
+/* Prints the selection, times s->opt.repeat calls into s->samples, then
+ * routes once more with the outputs poisoned, copies them into s->gpu,
+ * the host reference of the same logits into s->reference, and prints
+ * how they compare; *matches says whether they agree. */
+int run_gpu_path(session *s, bool *matches);
 
 /* "9.0" for compute capability 90. */
 void format_cc(int32_t cc, char *buf, size_t size);

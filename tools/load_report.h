@@ -3,8 +3,8 @@
  * the experts, how much of the plan is padding, and the outputs as .npy
  * files.
  */
-#ifndef ALPHAMOE_BENCH_LOAD_REPORT_H
-#define ALPHAMOE_BENCH_LOAD_REPORT_H
+#ifndef ALPHAMOE_TOOLS_LOAD_REPORT_H
+#define ALPHAMOE_TOOLS_LOAD_REPORT_H
 
 #include "route_session.h"
 

@@ -3,11 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Mirrors kWsPhaseClockWord, kPhaseClockCount, kWsCountTableWord and
- * kMaxGridCtas in kernels/route_args.h: the CTAs' stamps follow the count
- * table, kMaxGridCtas words an expert. */
-enum { PHASE_CLOCK_WORD = 8, PHASE_CLOCK_COUNT = 7, COUNT_TABLE_WORD = 278656, MAX_GRID_CTAS = 256 };
-enum { CTA_TIMER_STAMPS = 4 };
+#include "workspace.h"
+
+enum {
+    PHASE_CLOCK_WORD = kWsPhaseClockWord,
+    PHASE_CLOCK_COUNT = kPhaseClockCount,
+    MAX_GRID_CTAS = kWsMaxGridCtas,
+    CTA_TIMER_STAMPS = kCtaTimerStamps
+};
 
 static const char *const kCtaTimerNames[CTA_TIMER_STAMPS] = {"entry", "tokens counted", "counts exchanged",
                                                              "done"};
@@ -98,7 +101,7 @@ int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const
     if (cudaMalloc(&flush, flush_bytes) != cudaSuccess) return -1;
     long long stamps[PHASE_CLOCK_COUNT] = {0};
     static unsigned long long cta_stamps[MAX_GRID_CTAS * CTA_TIMER_STAMPS];
-    const size_t timer_word = COUNT_TABLE_WORD + (size_t)params.num_experts * MAX_GRID_CTAS;
+    const size_t timer_word = (size_t)alphamoe_count_table_end_word(params.num_experts);
     char *cta_timers = (char *)buffers->workspace + timer_word * 4;
     int rc = -1;
     /* Zero marks a CTA the grid does not have. */

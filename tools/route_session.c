@@ -1,0 +1,96 @@
+#include "route_session.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+#include "random_inputs.h"
+
+void session_release(session *s) {
+    if (s->typed_logits != s->logits) free(s->typed_logits);
+    free(s->logits);
+    fixture_destroy(&s->route);
+    arena_close(&s->arena);
+    host_outputs_free(&s->reference);
+    host_outputs_free(&s->gpu);
+    free(s->samples);
+    memset(s, 0, sizeof(*s));
+}
+
+int load_input(session *s) {
+    options *o = &s->opt;
+    char err[512];
+    int64_t rows = 0, cols = 0;
+    if (npy_read_f32_2d(o->input, &s->logits, &rows, &cols, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    if (cols == 0) {
+        fprintf(stderr, PROG ": %s: rows have no experts (shape [%" PRId64 ", 0])\n", o->input, rows);
+        return 1;
+    }
+    if (o->experts != 0 && cols != o->experts)
+        return usage_error("%s has %" PRId64 " experts per row but --experts is %" PRId32, o->input, cols,
+                           o->experts);
+    if (o->tokens_given && rows != o->tokens)
+        return usage_error("%s has %" PRId64 " tokens but --tokens is %" PRId32, o->input, rows, o->tokens);
+    o->tokens = (int32_t)rows;
+    o->experts = (int32_t)cols;
+    return 0;
+}
+
+int create_router(session *s) {
+    const alphamoe_params p = options_params(&s->opt);
+    const alphamoe_status st = fixture_router(&s->route, &p, s->opt.tokens);
+    if (st == ALPHAMOE_ERROR_OUT_OF_MEMORY) {
+        fprintf(stderr, PROG ": out of host memory\n");
+        return 1;
+    }
+    if (st != ALPHAMOE_OK)
+        return usage_error("invalid routing parameters (E=%" PRId32 ", k=%" PRId32 ", block_m=%" PRId32
+                           ", M=%" PRId32 "): %s",
+                           p.num_experts, p.top_k, p.block_m, p.max_tokens, alphamoe_status_string(st));
+    return 0;
+}
+
+int32_t plan_experts(const session *s) { return s->route.params.local_expert_count; }
+
+int make_inputs(session *s) {
+    const alphamoe_params *p = &s->route.params;
+    const size_t n = (size_t)s->opt.tokens * (size_t)p->num_experts;
+    if (!s->opt.input) {
+        s->logits = malloc((n > 0 ? n : 1) * sizeof(float));
+        if (s->logits != NULL) uniform_logits(s->opt.seed, s->logits, n);
+    }
+    if (s->logits != NULL)
+        s->typed_logits =
+            p->logits_type == ALPHAMOE_LOGITS_F32 ? s->logits : convert_logits(s->logits, n, p->logits_type);
+    if (s->typed_logits == NULL) {
+        fprintf(stderr, PROG ": out of host memory for %zu logits\n", n);
+        return -1;
+    }
+    if (s->route.host_bias) random_bias(s->opt.seed ^ 0xB1A5B1A5ull, s->route.host_bias, p->num_experts);
+    if (s->route.host_map)
+        random_expert_map(s->opt.seed, s->route.host_map, p->num_experts, p->local_expert_count);
+    return 0;
+}
+
+int route_reference(session *s) {
+    const route_fixture *f = &s->route;
+    const alphamoe_buffers b = buffers_for(&s->reference, &f->sizes, NULL, 0, f->host_bias, f->host_map);
+    ROUTER_TRY(alphamoe_route_host(f->router, s->opt.tokens, s->typed_logits, &b));
+    return 0;
+}
+
+static int compare_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void print_timing(double *samples, int32_t n, const char *what) {
+    qsort(samples, (size_t)n, sizeof(double), compare_double);
+    const double median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+    printf("time:           median %.2f us, min %.2f us over %" PRId32 " calls\n", median, samples[0], n);
+    printf("                (%s)\n", what);
+}
