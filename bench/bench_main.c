@@ -2,8 +2,8 @@
  * alphamoe-bench: the AlphaMoE router's kernel time from the CUPTI activity
  * API, with L2 evicted before every sample, against floors measured in the
  * same run, and per call inside a CUDA graph; the gain of programmatic
- * dependent launch; and, with --sweep, every specialization over a grid of
- * batch sizes.
+ * dependent launch; with --sweep, every specialization over a grid of
+ * batch sizes; with --entries, every entry point that can run a call.
  *
  * Routing goes through the public C ABI only; memory, streams and graphs
  * through the CUDA runtime; the floor and producer kernels come from
@@ -82,13 +82,20 @@ static int measure(const bench_options *o, const bench_shape *shapes, const bool
     if (rc == 0) arena_set_origin(&d.arena, (size_t)o->arena_offset_kib << 10);
     if (rc == 0) {
         print_run_header(&run);
-        rc = o->sweep ? run_sweep_mode(&d, shapes, selected, o->quick, &run) : run_shapes(&d, shapes, selected, &run);
+        if (o->sweep)
+            rc = run_sweep_mode(&d, shapes, selected, o->quick, &run);
+        else if (o->entries)
+            rc = run_entries(&d, shapes, selected, SHAPE_COUNT, &run.plan, &run.entries);
+        else
+            rc = run_shapes(&d, shapes, selected, &run);
+        if (o->entries) print_entries(&run.entries);
     }
     /* What was measured before a failure is still written out. */
     if (write_exports(&run, o) != 0) rc = -1;
     free(run.shapes);
     free(run.pdl);
     sweep_free(&run.sweep);
+    entries_free(&run.entries);
     device_close(&d);
     return rc;
 }

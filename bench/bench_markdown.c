@@ -1,5 +1,6 @@
 #include "bench_markdown.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -183,6 +184,28 @@ static void sweep(FILE *f, const bench_run *run) {
     end(f, "sweep");
 }
 
+static void entries(FILE *f, const bench_run *run) {
+    const entry_results *r = &run->entries;
+    if (r->count == 0) return;
+    begin(f, "Entry points", "entries");
+    fprintf(f, "Each entry point's best margin over the shapes where the library chooses it: the best other plan "
+               "that computes the same results (another variant, the next row width, the flavoured kernel), "
+               "less its own median kernel us. It earns its place at %.2f us or more.\n\n",
+            ENTRY_WIN_MARGIN_US);
+    fprintf(f, "| entry point | margin us | shape |\n|---|---|---|\n");
+    for (int32_t e = 0; e < alphamoe_entry_point_count(); ++e) {
+        const char *shape = NULL;
+        const double margin = entry_best_margin(r, e, &shape);
+        if (shape == NULL)
+            fprintf(f, "| %s | | chosen on no shape measured |\n", alphamoe_entry_point_name(e));
+        else if (isinf(margin))
+            fprintf(f, "| %s | only plan | %s |\n", alphamoe_entry_point_name(e), shape);
+        else
+            fprintf(f, "| %s | %+.2f | %s |\n", alphamoe_entry_point_name(e), margin, shape);
+    }
+    end(f, "entries");
+}
+
 int write_markdown(const bench_run *run, const char *path) {
     FILE *f = open_output(path);
     if (f == NULL) return -1;
@@ -194,5 +217,6 @@ int write_markdown(const bench_run *run, const char *path) {
     shapes(f, run, true);
     pdl(f, run);
     sweep(f, run);
+    entries(f, run);
     return close_output(f, path);
 }

@@ -24,9 +24,12 @@ void print_bench_usage(FILE *f) {
             "  --list            print the shapes with their index and target, and exit\n"
             "  --sweep           per shape family of the selected shapes, every specialization\n"
             "                    forced at M = 1 .. 16384, and the best per M\n"
-            "  --rounds N        rounds per shape (default 5; sweep 3; quick 2)\n"
-            "  --samples N       samples per round (default 30; sweep 10; quick 5)\n"
-            "  --warmup N        untimed samples first (default 10; sweep 3; quick 2)\n"
+            "  --entries         per selected shape and a grid of row widths, batch sizes and\n"
+            "                    routings, every entry point that can run it against the\n"
+            "                    library's choice: whether each entry point earns its place\n"
+            "  --rounds N        rounds per shape (default 5; sweep and entries 3; quick 2)\n"
+            "  --samples N       samples per round (default 30; sweep and entries 10; quick 5)\n"
+            "  --warmup N        untimed samples first (default 10; sweep and entries 3; quick 2)\n"
             "  --graph-replays N timed replays of the 100-call graph (default 10; quick 3)\n"
             "  --quick           short pass for tests: the sampling above, a shorter sweep grid\n"
             "  --cold-code       after each L2 eviction, a kernel runs 512 KiB of straight-line code\n"
@@ -98,6 +101,7 @@ static int set_valued(const char *name, const char *value, bench_options *o) {
 static int set_flag(const char *name, bench_options *o) {
     if (strcmp(name, "--quick") == 0) o->quick = true;
     else if (strcmp(name, "--sweep") == 0) o->sweep = true;
+    else if (strcmp(name, "--entries") == 0) o->entries = true;
     else if (strcmp(name, "--cold-code") == 0) o->cold_code = true;
     else if (strcmp(name, "--with-cold-code") == 0) o->with_cold_code = true;
     else if (strcmp(name, "--list") == 0) o->list = true;
@@ -135,15 +139,16 @@ int parse_bench_args(int argc, char **argv, bench_options *o) {
         if (rc == 1) return usage("unknown option %s", name);
         if (rc != 0) return rc;
     }
-    if (o->with_cold_code && (o->cold_code || o->sweep))
-        return usage("%s", "--with-cold-code measures the shape table: not with --cold-code or --sweep");
+    if (o->with_cold_code && (o->cold_code || o->sweep || o->entries))
+        return usage("%s", "--with-cold-code measures the shape table: not with --cold-code, --sweep or --entries");
+    if (o->sweep && o->entries) return usage("%s", "--sweep and --entries are separate runs");
     return 0;
 }
 
 shape_run_plan resolve_plan(const bench_options *o) {
     shape_run_plan p;
     if (o->quick) p.sampling = (sampling_plan){2, 2, 5};
-    else if (o->sweep) p.sampling = (sampling_plan){3, 3, 10};
+    else if (o->sweep || o->entries) p.sampling = (sampling_plan){3, 3, 10};
     else p.sampling = (sampling_plan){10, 5, 30};
     p.graph_replays = o->quick ? 3 : 10;
     if (o->warmup >= 0) p.sampling.warmup = o->warmup;

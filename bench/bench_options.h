@@ -23,6 +23,7 @@ typedef struct bench_options {
     int32_t graph_replays; /* 0: the mode's default */
     bool quick;
     bool sweep;
+    bool entries;          /* every entry point that can run each shape */
     bool cold_code;        /* evict the instruction caches too */
     bool with_cold_code;   /* each shape also with the instruction caches evicted */
     bool list;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "bench_device.h"
+#include "entries.h"
 #include "floors.h"
 #include "pdl_bench.h"
 #include "shape_bench.h"
@@ -24,6 +25,7 @@ typedef struct bench_run {
     pdl_result *pdl;
     int32_t pdl_count;
     sweep_results sweep;
+    entry_results entries;
 } bench_run;
 
 #endif

@@ -564,6 +564,102 @@ static void gpu_flavours_specializations_agree(void **state) {
     report("specializations");
 }
 
+/* Every entry point that can run a call (alphamoe_router_candidates: a
+ * wider row, another variant, the flavoured kernel for a plain call) on
+ * the same inputs: each equal to the host reference and bitwise equal to
+ * the library's own choice, weights included. Over the grid below every
+ * entry point of the library runs at least once. */
+static void gpu_flavours_entry_points_agree(void **state) {
+    (void)state;
+    test_rng rng = case_rng(109);
+    /* The plain softmax over fp32 and bf16 logits (the plain kernels); a
+     * scaled softmax, which takes the shared expert, over fp32 and fp16
+     * (the flavoured kernels' half_logits entry points); sigmoid with a
+     * bias, alone and over groups of 32 (the CTA rankings, the token-CTA
+     * grids); an expert map. */
+    static const flavour kinds[] = {
+        {"softmax, renormalized", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE},
+        {"softmax over bf16", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
+        {"softmax, scaled", NULL, 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
+        {"softmax over fp16, scaled", NULL, 0, 0, 0, SMX, F16, 0, 0, 2.5f, EP_NONE},
+        {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE},
+        {"sigmoid with correction bias, groups of 32", NULL, 256, 8, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE},
+        {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
+    };
+    static const int32_t experts[] = {8, 60, 128, 256, 512};
+    static const int32_t tokens[] = {1, 8, 16, 64, 4096};
+    const alphamoe_device_attributes attrs = current_device_attributes();
+    const int32_t entries = alphamoe_entry_point_count();
+    int *ran = calloc((size_t)entries, sizeof *ran);
+    assert_non_null(ran);
+    int compared = 0;
+    for (int fi = 0; fi < COUNT(kinds); ++fi)
+        for (int e = 0; e < COUNT(experts); ++e)
+            for (int t = 0; t < COUNT(tokens); ++t)
+                for (int shared = 0; shared < 2; ++shared) {
+                    const flavour *f = &kinds[fi];
+                    const int32_t E = f->E ? f->E : experts[e];
+                    const int32_t k = f->k ? f->k : (E < 8 ? E : 8);
+                    if (f->E && e > 0) continue; /* a fixed E: once */
+                    route_case c = {f, E, k, t % 2 ? 8 : 64, tokens[t], 0,
+                                    shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, 0,
+                                    t % 3 ? LOGITS_RANDOM : LOGITS_QUANTIZED, BIAS_RANDOM, 1};
+                    alphamoe_params p = case_params(&c);
+                    alphamoe_router *probe = NULL;
+                    if (alphamoe_router_create(&p, &probe) != ALPHAMOE_OK) continue; /* no shared expert here */
+                    alphamoe_router_destroy(probe);
+                    char desc[384];
+                    describe(&c, desc, sizeof desc);
+                    case_inputs in;
+                    inputs_make(&in, &c, &rng);
+                    alphamoe_selection plans[256];
+                    for (int i = 0; i < COUNT(plans); ++i) {
+                        memset(&plans[i], 0, sizeof plans[i]);
+                        plans[i].struct_size = sizeof plans[i];
+                    }
+                    int32_t n = 0;
+                    ROUTE_OK(alphamoe_router_candidates(in.router, c.M, &attrs, plans, COUNT(plans), &n));
+                    assert_true(n >= 1 && n <= COUNT(plans));
+                    device_plan first;
+                    for (int32_t i = 0; i < n; ++i) {
+                        device_plan d;
+                        device_plan_alloc(&d, in.router, 1);
+                        plan_attach_inputs(&d, &in);
+                        device_plan_poison(&d, 0);
+                        const alphamoe_status st =
+                            alphamoe_route_with_plan(in.router, c.M, in.device_logits, &d.buffers, &plans[i], NULL);
+                        if (st != ALPHAMOE_OK)
+                            fail_msg("%s: entry point %s: %s", desc,
+                                     alphamoe_entry_point_name(plans[i].entry_point_index), alphamoe_status_string(st));
+                        CUDA_OK(cudaDeviceSynchronize());
+                        device_plan_read(&d, 0);
+                        char what[512];
+                        snprintf(what, sizeof what, "%s: entry point %s differs from the host reference", desc,
+                                 alphamoe_entry_point_name(plans[i].entry_point_index));
+                        check_against(&in.expected, &d, &c, what);
+                        ++ran[plans[i].entry_point_index];
+                        if (i == 0) {
+                            first = d;
+                            continue;
+                        }
+                        expect_plans_bitwise_equal(&first.mirror, &d.mirror, c.M);
+                        ++compared;
+                        device_plan_free(&d);
+                    }
+                    device_plan_free(&first);
+                    inputs_free(&in);
+                }
+    int never = 0;
+    for (int32_t i = 0; i < entries; ++i)
+        if (!ran[i]) {
+            print_message("# entry point %s ran in no case\n", alphamoe_entry_point_name(i));
+            ++never;
+        }
+    free(ran);
+    print_message("# %d entry point pairs bitwise identical; %d entry points\n", compared, entries);
+    assert_int_equal(never, 0);
+}
+
 /* Plans sized for more tokens than the call routes, optional outputs off
  * and on, tail fill off and on: with expert parallelism the tail runs to
  * the capacity sized for the local experts. */
@@ -926,6 +1022,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_grid, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_nonfinite, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_specializations_agree, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_entry_points_agree, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_optional_outputs_and_tail, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_few_tokens, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_wide_rows_few_tokens, reset_counts),
