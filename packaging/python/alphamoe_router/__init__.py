@@ -25,7 +25,9 @@ import array
 import ctypes
 import dataclasses
 import struct
+import sys
 import threading
+import weakref
 
 from . import _abi, _ffi
 from ._abi import (FLAG_ALL, FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE, FLAG_PDL,
@@ -43,7 +45,7 @@ __all__ = ['Status', 'Scoring', 'LogitsType', 'Specialization', 'Error', 'Router
 _ENUM_FIELDS = {'scoring': Scoring, 'logits_type': LogitsType, 'force_specialization': Specialization}
 _PARAM_FIELDS = [name for name, _ in _abi.Params._fields_ if name != 'struct_size']
 _BUFFER_FIELDS = [name for name, _ in _abi.Buffers._fields_ if name != 'struct_size']
-_TOKEN_OUTPUTS = ('topk_ids', 'topk_weights', 'pair_to_sorted')  # shaped [M, k]
+_routers_by_params = weakref.WeakValueDictionary()
 
 
 def status_message(status):
@@ -447,6 +449,9 @@ class Router:
         self._address = handle.value
         self._layouts = {}
         self._local = threading.local()
+        # The router as the torch op names it (torch_ops.router_of finds it).
+        self._op_params = ','.join(str(v) for v in self._key)
+        _routers_by_params.setdefault(self._op_params, self)
 
     def __del__(self):
         handle = getattr(self, '_handle', None)
@@ -533,4 +538,8 @@ class Router:
                                   ctypes.byref(b), stream or None))
 
 
-from ._arrays import Routing, release_workspaces, route  # noqa: E402 (they use the names above)
+from . import _arrays  # noqa: E402 (it uses the names above)
+from ._arrays import Routing, release_workspaces, route  # noqa: E402
+
+if 'torch' in sys.modules:  # else the first tensor route() sees binds torch
+    _arrays._torch_setup()

@@ -79,8 +79,11 @@ def release_workspaces():
 
 
 class _Layout:
-    """Where each output of an M-token call lies in one int32 allocation."""
-    __slots__ = ('total', 'sizes', 'pointers', 'names')
+    """Where each output of an M-token call lies in one int32 allocation,
+    each starting 64 bytes aligned (what consumers' vector loads and JAX
+    expect). sizes: the pieces a split makes (outputs and the gaps between
+    them), pieces: which of them are the outputs, in Routing order."""
+    __slots__ = ('total', 'sizes', 'pieces', 'pointers', 'names', 'counts')
 
     def __init__(self, router, m, extras):
         z, k = router.sizes, router.params['top_k']
@@ -89,12 +92,17 @@ class _Layout:
                   'expert_counts': z['expert_counts'], 'expert_offsets': z['expert_offsets'],
                   'pair_to_sorted': m * k}
         self.names = [name for name in Routing._fields if extras or name not in _EXTRAS]
-        self.sizes = [counts[name] for name in self.names]
-        self.total = sum(self.sizes)
-        offsets, at = {}, 0
-        for name, n in zip(self.names, self.sizes):
+        self.counts = [counts[name] for name in self.names]
+        self.sizes, self.pieces, offsets, at = [], [], {}, 0
+        for name, n in zip(self.names, self.counts):
             offsets[name] = at * 4
-            at += n
+            self.pieces.append(len(self.sizes))
+            self.sizes.append(n)
+            gap = -n % 16
+            if gap:
+                self.sizes.append(gap)
+            at += n + gap
+        self.total = at
         # (field, byte offset or None) of every output pointer of alphamoe_buffers.
         self.pointers = [(name, offsets.get(name)) for name in Routing._fields]
 
@@ -170,15 +178,20 @@ class _NoClass:
 
 _TorchTensor = _NoClass  # torch.Tensor once torch is imported
 _torch = None
+_is_compiling = None
+_op_route = None
 
 
 def _torch_setup():
-    global _TorchTensor, _torch
+    """Binds torch once it has been imported (by the caller: never here)."""
+    global _TorchTensor, _torch, _is_compiling, _op_route
     torch = sys.modules.get('torch')
-    if torch is not None and _torch is None:
+    if torch is not None and _TorchTensor is _NoClass:
         _torch = torch
         _TorchTensor = torch.Tensor
-    return _torch
+        _is_compiling = torch.compiler.is_compiling
+        from . import torch_ops  # registers the op
+        _op_route = torch_ops.route
 
 
 def _torch_info(router):
@@ -210,18 +223,18 @@ def _torch_vector(t, name, dtype, e, device):
 
 
 def _route_torch(logits, router, bias, emap, extras, separate=False):
+    if not separate and _is_compiling():
+        # Inside torch.compile the op stands for the call (its fake
+        # implementation gives the shapes); nothing above this line may read
+        # a module, which torch.compile cannot guard.
+        return _op_route(logits, router, bias, emap, extras)
     torch = _torch
-    if not separate and torch.compiler.is_compiling():
-        # Inside torch.compile the op stands for the call (a graph of its own
-        # needs the fake implementation of torch_ops).
-        from . import torch_ops
-        return torch_ops.route(logits, router, correction_bias=bias, expert_map=emap, extras=extras)
     dtype, k = _torch_info(router)
-    if not logits.is_cuda:
-        return _route_host_arrays(logits, router, bias, emap, extras, _TorchOut)
     if logits.dtype != dtype:
         raise _invalid(f'logits are {logits.dtype}, the router\'s logits_type is '
                        f'{LogitsType(router.params["logits_type"]).name} ({dtype})')
+    if not logits.is_cuda:
+        return _route_host_arrays(logits, router, bias, emap, extras, _TorchOut)
     m = _check_logits_shape(router, logits.shape, logits.stride())
     _check_flavour_inputs(router, bias, emap)
     device = logits.device
@@ -236,13 +249,14 @@ def _route_torch(logits, router, bias, emap, extras, separate=False):
     ws = _workspace(router, index, stream)
     layout = _layout(router, m, extras)
     if separate:  # outputs that alias nothing else (a custom op's results)
-        pieces = [torch.empty(n, dtype=torch.int32, device=device) for n in layout.sizes]
+        pieces = [torch.empty(n, dtype=torch.int32, device=device) for n in layout.counts]
         addresses = dict(zip(layout.names, (p.data_ptr() for p in pieces)))
         pointers = [(name, addresses.get(name)) for name in Routing._fields]
     else:
         buf = torch.empty(layout.total, dtype=torch.int32, device=device)
         base = buf.data_ptr()
-        pieces = buf.split_with_sizes(layout.sizes)
+        split = buf.split_with_sizes(layout.sizes)
+        pieces = [split[i] for i in layout.pieces]
         pointers = [(name, None if offset is None else base + offset) for name, offset in layout.pointers]
     if stream == 0 and torch.cuda.current_device() != index:
         # The default stream is the current context's: make it the logits'.
@@ -286,9 +300,13 @@ def _route_host_arrays(logits, router, bias, emap, extras, lib):
     _check_flavour_inputs(router, bias, emap)
     values = lib.to_numpy(logits, 'logits')
     _check_logits_shape(router, values.shape)
-    plan = router.route_host(values, None,
-                             None if bias is None else lib.to_numpy(bias, 'correction_bias'),
-                             None if emap is None else lib.to_numpy(emap, 'expert_map'))
+    vectors = []
+    for name, value, dtype in (('correction_bias', bias, 'float32'), ('expert_map', emap, 'int32')):
+        value = None if value is None else lib.to_numpy(value, name)
+        if value is not None and value.dtype.name != dtype:
+            raise _invalid(f'{name} is {value.dtype.name} of shape {value.shape}: expected {dtype}')
+        vectors.append(value)
+    plan = router.route_host(values, None, *vectors)
     m, k, z = plan.num_tokens, router.params['top_k'], router.sizes
 
     def array(buf, count, dtype, shape):
@@ -338,7 +356,7 @@ class _Described:
 def _describe_dlpack(x):
     try:
         capsule = x.__dlpack__(stream=1)  # the legacy default stream: route's own
-    except TypeError:
+    except (TypeError, ValueError, BufferError, NotImplementedError):
         capsule = x.__dlpack__()
     t = _DLTensor.from_address(_capsule_pointer(capsule, b'dltensor'))
     d = _Described()
@@ -449,8 +467,8 @@ def _route_other(logits, router, bias, emap, extras):
     pointers = [(name, None if offset is None else base + offset) for name, offset in layout.pointers]
     drv = _cuda.driver()
     drv.run_in(d.device, lambda: _launch(router, m, d.address, pointers, ws, vectors[0], vectors[1], stream))
-    pieces = (buf.split_with_sizes(layout.sizes) if out_lib == 'torch' else
-              _split_cupy(buf, layout.sizes))
+    split = buf.split_with_sizes(layout.sizes) if out_lib == 'torch' else _split_cupy(buf, layout.sizes)
+    pieces = [split[i] for i in layout.pieces]
     k = router.params['top_k']
     weights = pieces[1].view(_float32(out_lib))
     out = [pieces[0].reshape(m, k), weights.reshape(m, k)] + list(pieces[2:5])
@@ -503,7 +521,13 @@ def route(logits, router, *, correction_bias=None, expert_map=None, extras=True)
     correction_bias (fp32 [E]) and expert_map (int32 [E]) are arrays of the
     same library and device, given exactly when the router has their flag.
     Inside torch.compile the call is the op alphamoe::route (torch_ops)."""
-    if isinstance(logits, _TorchTensor) or (_torch is None and _torch_setup() is not None
-                                            and isinstance(logits, _TorchTensor)):
+    if isinstance(logits, _TorchTensor):
+        return _route_torch(logits, router, correction_bias, expert_map, extras)
+    if _TorchTensor is _NoClass and type(logits).__module__.split('.')[0] == 'torch':  # the first tensor
+        if sys.modules['torch'].compiler.is_compiling():
+            raise RuntimeError('alphamoe_router.route() met its first tensor inside torch.compile, which cannot '
+                               'register the op: import alphamoe_router.torch_ops first (or torch before '
+                               'alphamoe_router), or route once before compiling')
+        _torch_setup()
         return _route_torch(logits, router, correction_bias, expert_map, extras)
     return _route_other(logits, router, correction_bias, expert_map, extras)

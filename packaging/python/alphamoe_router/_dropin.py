@@ -13,6 +13,7 @@ from . import (FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE, FLAG_
 # another block size routes the same logits once more.
 block_size_hint = 16
 
+_arrays._torch_setup()
 _LOGITS_TYPES = {torch.float32: 'f32', torch.bfloat16: 'bf16', torch.float16: 'f16'}
 _routers = {}
 _cache = {}
@@ -125,15 +126,18 @@ def _same(a, b):
 
 def _align_ids(topk_ids, block_size, num_experts, emap):
     """The plan of ids that were not routed here: logits ranking each row's
-    ids in their order (the rest -inf) route to exactly those ids. Ids
-    outside [0, E) (-1 marks a padded token) go to an extra expert that no
-    rank owns, so they are in no group, as the engines' kernels skip them."""
+    ids in their order (the rest -inf) route to exactly those ids. An id
+    outside [0, E) (-1 marks a padded token) in slot j goes to extra expert
+    E + j, which no rank owns, so it is in no group, as the engines' kernels
+    skip it (with E + k > 512 there is no room: ids must then be valid)."""
     m, k = topk_ids.shape
     device = topk_ids.device
-    width = num_experts + 1 if num_experts < MAX_EXPERTS else num_experts
+    width = num_experts + k if num_experts + k <= MAX_EXPERTS else num_experts
     ids = topk_ids.long()
     if width > num_experts:
-        ids = torch.where((ids >= 0) & (ids < num_experts), ids, num_experts)
+        spare = cached(('spare', num_experts, k, device),
+                       lambda: torch.arange(num_experts, num_experts + k, device=device))
+        ids = torch.where((ids >= 0) & (ids < num_experts), ids, spare)
     ranks = cached(('ranks', k, device), lambda: torch.arange(k, 0, -1, dtype=torch.float32, device=device))
     logits = torch.full((m, width), float('-inf'), dtype=torch.float32, device=device)
     logits.scatter_(1, ids, ranks.expand(m, k))
@@ -144,6 +148,6 @@ def _align_ids(topk_ids, block_size, num_experts, emap):
         emap = cached(('identity', num_experts, device),
                       lambda: torch.arange(num_experts, dtype=torch.int32, device=device))
     if width > num_experts:
-        emap = torch.cat([emap, emap.new_full((1,), -1)])
+        emap = torch.cat([emap, emap.new_full((width - num_experts,), -1)])
     fields.update(flags=FLAG_TAIL_FILL | FLAG_EXPERT_MAP, local_expert_count=num_experts)
     return route(logits, router(**fields), expert_map=emap, extras=False)
