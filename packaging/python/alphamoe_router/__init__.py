@@ -449,6 +449,7 @@ class Router:
         self._address = handle.value
         self._layouts = {}
         self._local = threading.local()
+        self._torch = None
         # The router as the torch op names it (torch_ops.router_of finds it).
         self._op_params = ','.join(str(v) for v in self._key)
         _routers_by_params.setdefault(self._op_params, self)

@@ -79,13 +79,14 @@ def release_workspaces():
 
 
 class _Layout:
-    """Where each output of an M-token call lies in one int32 allocation,
-    each starting 64 bytes aligned (what consumers' vector loads and JAX
-    expect). sizes: the pieces a split makes (outputs and the gaps between
-    them), pieces: which of them are the outputs, in Routing order."""
-    __slots__ = ('total', 'sizes', 'pieces', 'pointers', 'names', 'counts')
+    """Where each output of an M-token call lies in one int32 allocation.
+    sizes: the pieces a split makes (the outputs, and with `aligned` gaps
+    that start each output 64 bytes aligned, as JAX expects); pieces: which
+    of them are the outputs, in Routing order; fields: (alphamoe_buffers
+    field, byte offset) of each output."""
+    __slots__ = ('total', 'sizes', 'pieces', 'fields', 'names', 'counts')
 
-    def __init__(self, router, m, extras):
+    def __init__(self, router, m, extras, aligned):
         z, k = router.sizes, router.params['top_k']
         counts = {'topk_ids': m * k, 'topk_weights': m * k, 'sorted_token_ids': z['sorted_token_ids'],
                   'expert_ids': z['expert_ids'], 'num_tokens_post_padded': 1,
@@ -93,48 +94,50 @@ class _Layout:
                   'pair_to_sorted': m * k}
         self.names = [name for name in Routing._fields if extras or name not in _EXTRAS]
         self.counts = [counts[name] for name in self.names]
-        self.sizes, self.pieces, offsets, at = [], [], {}, 0
+        self.sizes, self.pieces, self.fields, at = [], [], [], 0
         for name, n in zip(self.names, self.counts):
-            offsets[name] = at * 4
+            self.fields.append((name, at * 4))
             self.pieces.append(len(self.sizes))
             self.sizes.append(n)
-            gap = -n % 16
+            gap = -n % 16 if aligned else 0
             if gap:
                 self.sizes.append(gap)
             at += n + gap
         self.total = at
-        # (field, byte offset or None) of every output pointer of alphamoe_buffers.
-        self.pointers = [(name, offsets.get(name)) for name in Routing._fields]
 
 
-def _layout(router, m, extras):
-    key = (m, extras)
+def _layout(router, m, extras, aligned=False):
+    key = (m, extras, aligned)
     layout = router._layouts.get(key)
     if layout is None:
         if len(router._layouts) > 4096:
             router._layouts.clear()
-        layout = router._layouts[key] = _Layout(router, m, extras)
+        layout = router._layouts[key] = _Layout(router, m, extras, aligned)
     return layout
 
 
-def _call_buffers(router):
-    """This thread's alphamoe_buffers of the router (capacities set once)."""
-    b = getattr(router._local, 'buffers', None)
+def _call_buffers(router, extras):
+    """This thread's alphamoe_buffers of the router for calls with or without
+    the extras (capacities set once; the pointers of outputs not asked for
+    stay NULL)."""
+    name = 'all' if extras else 'fewer'
+    b = getattr(router._local, name, None)
     if b is None:
-        b = router._local.buffers = _ffi.sized(_abi.Buffers)
+        b = _ffi.sized(_abi.Buffers)
         b.sorted_token_ids_capacity = router.sizes['sorted_token_ids']
         b.expert_ids_capacity = router.sizes['expert_ids']
+        setattr(router._local, name, b)
     return b
 
 
 _route_c = _ffi.lib.alphamoe_route
 
 
-def _launch(router, m, logits, pointers, ws, bias, emap, stream):
-    """alphamoe_route with outputs at pointers [(field, address or None)]."""
-    b = _call_buffers(router)
-    for field, address in pointers:
-        setattr(b, field, address)
+def _launch(router, extras, m, logits, base, fields, ws, bias, emap, stream):
+    """alphamoe_route with output `field` at base + offset for each of fields."""
+    b = _call_buffers(router, extras)
+    for field, offset in fields:
+        setattr(b, field, base + offset)
     b.workspace, b.workspace_bytes = ws.address, ws.bytes
     b.correction_bias, b.expert_map = bias, emap
     status = _route_c(router._address, m, logits, b, stream)
@@ -184,24 +187,27 @@ _op_route = None
 
 def _torch_setup():
     """Binds torch once it has been imported (by the caller: never here)."""
-    global _TorchTensor, _torch, _is_compiling, _op_route
+    global _TorchTensor, _torch, _is_compiling, _op_route, _raw_stream
     torch = sys.modules.get('torch')
     if torch is not None and _TorchTensor is _NoClass:
         _torch = torch
         _TorchTensor = torch.Tensor
         _is_compiling = torch.compiler.is_compiling
+        _raw_stream = _raw_stream_function(torch)
         from . import torch_ops  # registers the op
         _op_route = torch_ops.route
 
 
 def _torch_info(router):
-    """(torch dtype of the logits, top_k) of a router, cached on it."""
-    info = getattr(router, '_torch', None)
+    """What a torch call checks, cached on the router: (logits dtype, k, E,
+    row stride, max_tokens, flags)."""
+    info = router._torch
     if info is None:
-        t = _torch
+        t, p = _torch, router.params
         dtype = {LogitsType.F32: t.float32, LogitsType.BF16: t.bfloat16, LogitsType.F16: t.float16}[
-            LogitsType(router.params['logits_type'])]
-        info = router._torch = (dtype, router.params['top_k'])
+            LogitsType(p['logits_type'])]
+        info = router._torch = (dtype, p['top_k'], p['num_experts'], p['logits_row_stride'], p['max_tokens'],
+                                p['flags'] & (FLAG_CORRECTION_BIAS | FLAG_EXPERT_MAP))
     return info
 
 
@@ -229,45 +235,46 @@ def _route_torch(logits, router, bias, emap, extras, separate=False):
         # a module, which torch.compile cannot guard.
         return _op_route(logits, router, bias, emap, extras)
     torch = _torch
-    dtype, k = _torch_info(router)
-    if logits.dtype != dtype:
+    dtype, k, e, stride, max_tokens, flavour_inputs = _torch_info(router)
+    if logits.dtype is not dtype:
         raise _invalid(f'logits are {logits.dtype}, the router\'s logits_type is '
                        f'{LogitsType(router.params["logits_type"]).name} ({dtype})')
     if not logits.is_cuda:
         return _route_host_arrays(logits, router, bias, emap, extras, _TorchOut)
-    m = _check_logits_shape(router, logits.shape, logits.stride())
-    _check_flavour_inputs(router, bias, emap)
-    device = logits.device
-    e = router.params['num_experts']
-    bias_ptr = None if bias is None else _torch_vector(bias, 'correction_bias', torch.float32, e, device)
-    emap_ptr = None if emap is None else _torch_vector(emap, 'expert_map', torch.int32, e, device)
-    index = device.index
-    global _raw_stream
-    if _raw_stream is None:
-        _raw_stream = _raw_stream_function(torch)
+    shape, strides = logits.shape, logits.stride()
+    if (len(shape) != 2 or (shape[1] != e and shape[1] != stride) or shape[0] > max_tokens
+            or (shape[0] > 1 and strides[0] != stride) or (shape[1] > 1 and strides[1] != 1)):
+        _check_logits_shape(router, shape, strides)  # raises, saying what is wrong
+    m = shape[0]
+    index = logits.get_device()
+    bias_ptr = emap_ptr = None
+    if flavour_inputs or bias is not None or emap is not None:
+        _check_flavour_inputs(router, bias, emap)
+        device = logits.device
+        bias_ptr = None if bias is None else _torch_vector(bias, 'correction_bias', torch.float32, e, device)
+        emap_ptr = None if emap is None else _torch_vector(emap, 'expert_map', torch.int32, e, device)
     stream = _raw_stream(index)
-    ws = _workspace(router, index, stream)
+    ws = _workspaces.get((index, stream, router.sizes['workspace_bytes'])) or _workspace(router, index, stream)
     layout = _layout(router, m, extras)
     if separate:  # outputs that alias nothing else (a custom op's results)
-        pieces = [torch.empty(n, dtype=torch.int32, device=device) for n in layout.counts]
-        addresses = dict(zip(layout.names, (p.data_ptr() for p in pieces)))
-        pointers = [(name, addresses.get(name)) for name in Routing._fields]
+        pieces = [torch.empty(n, dtype=torch.int32, device=index) for n in layout.counts]
+        fields = [(name, p.data_ptr()) for name, p in zip(layout.names, pieces)]
+        base = 0
     else:
-        buf = torch.empty(layout.total, dtype=torch.int32, device=device)
-        base = buf.data_ptr()
-        split = buf.split_with_sizes(layout.sizes)
-        pieces = [split[i] for i in layout.pieces]
-        pointers = [(name, None if offset is None else base + offset) for name, offset in layout.pointers]
+        buf = torch.empty(layout.total, dtype=torch.int32, device=index)
+        base, fields = buf.data_ptr(), layout.fields
+        pieces = buf.split_with_sizes(layout.sizes)
     if stream == 0 and torch.cuda.current_device() != index:
         # The default stream is the current context's: make it the logits'.
         with torch.cuda.device(index):
-            _launch(router, m, logits.data_ptr(), pointers, ws, bias_ptr, emap_ptr, stream)
+            _launch(router, extras, m, logits.data_ptr(), base, fields, ws, bias_ptr, emap_ptr, stream)
     else:
-        _launch(router, m, logits.data_ptr(), pointers, ws, bias_ptr, emap_ptr, stream)
-    ids, weights = pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k)
+        _launch(router, extras, m, logits.data_ptr(), base, fields, ws, bias_ptr, emap_ptr, stream)
     if extras:
-        return Routing(ids, weights, pieces[2], pieces[3], pieces[4], pieces[5], pieces[6], pieces[7].view(m, k))
-    return Routing(ids, weights, pieces[2], pieces[3], pieces[4], None, None, None)
+        return Routing(pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k), pieces[2], pieces[3],
+                       pieces[4], pieces[5], pieces[6], pieces[7].view(m, k))
+    return Routing(pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k), pieces[2], pieces[3], pieces[4],
+                   None, None, None)
 
 
 class _TorchOut:
@@ -462,11 +469,10 @@ def _route_other(logits, router, bias, emap, extras):
         stream = 0  # the legacy default stream
         empty, out_lib = _allocator('torch')
     ws = _workspace(router, d.device, stream)
-    layout = _layout(router, m, extras)
+    layout = _layout(router, m, extras, aligned=True)
     buf, base = empty(layout.total, d.device)
-    pointers = [(name, None if offset is None else base + offset) for name, offset in layout.pointers]
-    drv = _cuda.driver()
-    drv.run_in(d.device, lambda: _launch(router, m, d.address, pointers, ws, vectors[0], vectors[1], stream))
+    _cuda.driver().run_in(d.device, lambda: _launch(router, extras, m, d.address, base, layout.fields, ws,
+                                                    vectors[0], vectors[1], stream))
     split = buf.split_with_sizes(layout.sizes) if out_lib == 'torch' else _split_cupy(buf, layout.sizes)
     pieces = [split[i] for i in layout.pieces]
     k = router.params['top_k']

@@ -319,7 +319,6 @@ class Library(unittest.TestCase):
 
     def test_library_found(self):
         path = amr.library_path()
-        self.assertTrue(path.endswith('.so.0') or path.endswith('.so'), path)
         if os.environ.get('ALPHAMOE_EXPECT_BUNDLED'):
             from alphamoe_router import _ffi
             self.assertEqual(path, _ffi.BUNDLED, 'the wheel\'s own library was not the one loaded')
