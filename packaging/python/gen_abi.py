@@ -115,6 +115,11 @@ def split_statements(code):
     return [s for s in stmts if s]
 
 
+def items(body, separator):
+    """The non-empty parts of a brace block's body."""
+    return [part.strip() for part in body.split(separator) if part.strip()]
+
+
 def parse_statement(stmt, out):
     stmt = ' '.join(stmt.split())
     m = re.fullmatch(r'typedef enum (\w+) \{(.*)\} (\w+)', stmt)
@@ -122,10 +127,7 @@ def parse_statement(stmt, out):
         if m.group(1) != m.group(3):
             raise HeaderError(f'enum {m.group(1)} typedef\'d as {m.group(3)}')
         members = []
-        for item in m.group(2).split(','):
-            item = item.strip()
-            if not item:
-                continue
+        for item in items(m.group(2), ','):
             em = re.fullmatch(r'(\w+) = (-?(?:0[xX][0-9a-fA-F]+|\d+))', item)
             if not em:
                 raise HeaderError(f'enum {m.group(1)}: "{item}" has no explicit value')
@@ -135,10 +137,7 @@ def parse_statement(stmt, out):
     m = re.fullmatch(r'typedef struct (\w+) \{(.*)\} (\w+)', stmt)
     if m:
         fields = []
-        for decl in m.group(2).split(';'):
-            decl = decl.strip()
-            if not decl:
-                continue
+        for decl in items(m.group(2), ';'):
             fm = re.fullmatch(r'((?:const )?(?:struct )?\w+(?: ?\*)*) ?(\w+)', decl)
             if not fm or ',' in decl or '[' in decl:
                 raise HeaderError(f'struct {m.group(1)}: field "{decl}" is not one plain declaration')

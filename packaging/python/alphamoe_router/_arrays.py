@@ -403,6 +403,8 @@ def _describe_cai(x):
 
 
 def _describe(x):
+    if hasattr(x, 'block_until_ready'):  # JAX: its stream is not one route() can wait for
+        x.block_until_ready()
     if hasattr(x, '__dlpack__'):
         return _describe_dlpack(x)
     if hasattr(x, '__cuda_array_interface__'):
