@@ -108,10 +108,11 @@ def main():
                   f"graph replay {row['graph_replay_us']:.2f} us, kernels per replay "
                   f"{row['graph_kernels_per_replay']}", flush=True)
     target = all(r['route_us'] < 10 for r in results)
-    extra = [r for r in results if len(r['graph_kernels_per_replay']) != 1
+    seen = [r for r in results if r['graph_kernels_per_replay']]
+    extra = [r for r in seen if len(r['graph_kernels_per_replay']) != 1
              or abs(sum(r['graph_kernels_per_replay'].values()) - 1) > 1e-9]
-    print(f"route() under 10 us per call: {'yes' if target else 'NO'}; "
-          f"graph replays running exactly one kernel: {'yes' if not extra else 'NO: ' + str(extra)}")
+    print(f"route() under 10 us per call: {'yes' if target else 'NO'}; graph replays running exactly one "
+          f"kernel: {'the profiler recorded no kernel of a replay' if not seen else 'yes' if not extra else 'NO'}")
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)
