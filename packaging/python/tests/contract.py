@@ -3,6 +3,7 @@ independently of the library, and compared with what a call wrote."""
 import math
 import os
 import struct
+import sys
 import time
 
 import alphamoe_router as amr
@@ -45,49 +46,118 @@ def expected_capacity(num_experts, top_k, block_m, max_tokens):
     return (first + (pairs - first) // block_m) * block_m
 
 
-def check(params, m, logits, out, poison=POISON):
-    """Returns None when `out` (a dict of one call's outputs, whole buffers
-    for sorted_token_ids and expert_ids) follows the contract, else why not."""
+def flavour_expectation(params, m, logits, bias=None):
+    """(ids, weights), flat [M * k], of any flavour but the shared expert,
+    in float64: for logits far enough apart that fp32 rounding cannot
+    reorder them (the tests draw such logits)."""
+    e, k, stride = params['num_experts'], params['top_k'], params.get('logits_row_stride') or params['num_experts']
+    sigmoid = int(params.get('scoring', 0)) == 1
+    renormalize = not params.get('flags', 0) & amr.FLAG_NO_RENORMALIZE
+    groups, kept = params.get('num_groups') or 1, params.get('topk_groups') or params.get('num_groups') or 1
+    scale = params.get('routed_scaling_factor') or 1.0
+    ids, weights = [], []
+    for t in range(m):
+        row = logits[t * stride:t * stride + e]
+        score = [1 / (1 + math.exp(-x)) for x in row] if sigmoid else None
+        key = [score[x] + bias[x] for x in range(e)] if bias is not None else row
+        candidates = list(range(e))
+        if groups > 1:
+            size = e // groups
+
+            def group_score(g):
+                best = sorted((key[x] for x in range(g * size, (g + 1) * size)), reverse=True)
+                return best[0] + best[1] if bias is not None and size > 1 else best[0]
+            chosen_groups = sorted(range(groups), key=lambda g: (-group_score(g), g))[:kept]
+            candidates = [x for g in sorted(chosen_groups) for x in range(g * size, (g + 1) * size)]
+        chosen = sorted(candidates, key=lambda x: (-key[x], x))[:k]
+        if sigmoid:
+            w = [score[x] for x in chosen]
+            total = sum(w) if renormalize else 1.0
+        else:
+            top = max(row) if not renormalize else max(row[x] for x in chosen)
+            w = [math.exp(row[x] - top) for x in chosen]
+            total = sum(w) if renormalize else sum(math.exp(x - top) for x in row)
+        ids += chosen
+        weights += [x / total * scale for x in w]
+    return ids, weights
+
+
+def local_ids(params, expert_map=None):
+    """Each global expert's local id (-1: another rank's), and L."""
+    e, flags = params['num_experts'], params.get('flags', 0)
+    count = params.get('local_expert_count') or e
+    if flags & amr.FLAG_EXPERT_MAP:
+        return [x if 0 <= x < count else -1 for x in expert_map], count
+    begin = params.get('local_expert_begin') or 0
+    return [g - begin if begin <= g < begin + count else -1 for g in range(e)], count
+
+
+def check(params, m, logits, out, poison=POISON, expected=None, expert_map=None):
+    """Returns None when `out` (a dict of one call's outputs, flat lists,
+    whole buffers for sorted_token_ids and expert_ids) follows the contract,
+    else why not. expected: (ids, weights) of a flavour (flavour_expectation),
+    else the first version's softmax is computed here."""
     e, k, bm = params['num_experts'], params['top_k'], params['block_m']
     stride = params.get('logits_row_stride') or e
     shared = bool(params.get('flags', 0) & amr.FLAG_SHARED_EXPERT)
+    tolerance = 4e-6 * max(1.0, params.get('routed_scaling_factor') or 1.0)
     sentinel = m * k
     ids, weights = out['topk_ids'], out['topk_weights']
     for t in range(m):
-        row = logits[t * stride:t * stride + e]
-        want = expected_ids(row, k, shared)
+        if expected is None:
+            row = logits[t * stride:t * stride + e]
+            want = expected_ids(row, k, shared)
+            want_weights = expected_weights([row[x] for x in want])
+        else:
+            want, want_weights = expected[0][t * k:(t + 1) * k], expected[1][t * k:(t + 1) * k]
         if list(ids[t * k:(t + 1) * k]) != want:
             return f'token {t}: topk_ids {list(ids[t * k:(t + 1) * k])}, the contract ranks {want}'
-        for j, w in enumerate(expected_weights([row[x] for x in want])):
-            if not abs(weights[t * k + j] - w) <= 4e-6:
-                return f'token {t} slot {j}: weight {weights[t * k + j]} but softmax gives {w} (tolerance 4e-6)'
-    sorted_ids, blocks, counts, offsets = [], [], [0] * e, [0] * (e + 1)
-    for expert in range(e):
+        for j, w in enumerate(want_weights):
+            if not abs(weights[t * k + j] - w) <= tolerance:
+                return f'token {t} slot {j}: weight {weights[t * k + j]} but the contract gives {w} (tolerance {tolerance})'
+    local, count = local_ids(params, expert_map)
+    sorted_ids, blocks, counts, offsets = [], [], [0] * count, [0] * (count + 1)
+    for expert in range(count):
         offsets[expert] = len(sorted_ids)
-        group = [p for p in range(m * k) if ids[p] == expert]
+        group = [p for p in range(m * k) if local[ids[p]] == expert]
         counts[expert] = len(group)
         sorted_ids += group + [sentinel] * (-len(group) % bm)
         blocks += [expert] * (len(sorted_ids) // bm - len(blocks))
-    offsets[e] = live = len(sorted_ids)
+    offsets[count] = live = len(sorted_ids)
     if out['num_tokens_post_padded'] != live:
         return f'num_tokens_post_padded {out["num_tokens_post_padded"]} but the groups take {live}'
     if list(out['sorted_token_ids'][:live]) != sorted_ids:
         return f'sorted_token_ids differ from the grouped pairs (live length {live})'
     if list(out['expert_ids'][:len(blocks)]) != blocks:
         return f'expert_ids differ from the experts of the {len(blocks)} blocks'
-    if list(out['expert_counts']) != counts:
+    if out.get('expert_counts') is not None and list(out['expert_counts']) != counts:
         return f'expert_counts {list(out["expert_counts"])}, pairs per expert {counts}'
-    if list(out['expert_offsets']) != offsets:
+    if out.get('expert_offsets') is not None and list(out['expert_offsets']) != offsets:
         return f'expert_offsets {list(out["expert_offsets"])}, group starts {offsets}'
-    for pos, pair in enumerate(sorted_ids):
-        if pair != sentinel and out['pair_to_sorted'][pair] != pos:
-            return f'pair_to_sorted[{pair}] = {out["pair_to_sorted"][pair]}, the pair sits at {pos}'
+    if out.get('pair_to_sorted') is not None:
+        where = {pair: pos for pos, pair in enumerate(sorted_ids) if pair != sentinel}
+        for pair in range(m * k):
+            if out['pair_to_sorted'][pair] != where.get(pair, -1):
+                return f'pair_to_sorted[{pair}] = {out["pair_to_sorted"][pair]}, the pair sits at {where.get(pair, -1)}'
     if poison is not None:
         for name, start in (('sorted_token_ids', live), ('expert_ids', len(blocks))):
             tail = list(out[name][start:])
             if any(x != poison for x in tail):
                 return f'{name} past the live part (from {start}) was written'
     return None
+
+
+def separated_logits(rng, m, e):
+    """Rows of distinct values at least 1/16 apart (a random permutation of
+    a spread), so no rounding can reorder experts or groups."""
+    rows = []
+    for _ in range(m):
+        values = [(i - e / 2) / 16 * (1 + (e > 64)) for i in range(e)]
+        for i in range(e - 1, 0, -1):
+            j = rng.next() % (i + 1)
+            values[i], values[j] = values[j], values[i]
+        rows += values
+    return rows
 
 
 class Rng:
@@ -133,3 +203,22 @@ def random_logits(rng, m, e):
                 x = to_float32(rng.uniform(-8.0, 8.0))
             logits.append(x)
     return logits
+
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', '..')
+
+
+def gen_abi():
+    """packaging/python/gen_abi.py, which reads the headers."""
+    sys.path.insert(0, os.path.join(SOURCE, 'packaging', 'python'))
+    try:
+        import gen_abi as module
+    finally:
+        sys.path.pop(0)
+    return module
+
+
+def header_enums():
+    """{C enum name: [(member, value)]} of the source tree's headers."""
+    g = gen_abi()
+    return dict(g.parse(g.read_headers(os.path.join(SOURCE, 'include')))['enums'])

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Every Python test on a machine with a GPU (torch, Triton; CuPy and JAX
+# where installed) and the call-overhead measurement, against a build of
+# the library made here (sm_90a kernel images; GPU_ARCHS overrides).
+# Logs go to $OUT (else ./python-gpu-logs): build.log, tests.log,
+# overhead.log, overhead.json. Exits non-zero when a test fails.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/python-gpu-logs}
+build=${BUILD:-/tmp/alphamoe-python-gpu}
+mkdir -p "$out"
+export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX shares the GPU with torch
+
+{ nvidia-smi -L; python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__)'
+  if [ -d "$build" ]; then reconfigure=--reconfigure; else reconfigure=; fi
+  meson setup "$build" $reconfigure -Dgpu_archs="${GPU_ARCHS:-90a}" -Dtests=false -Dtools=false &&
+  ninja -C "$build"; } > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; echo "build failed"; exit 1; }
+
+export ALPHAMOE_ROUTER_LIBRARY="$build/capi/libalphamoe_router.so.0" PYTHONPATH="$PWD/packaging/python"
+python3 -m unittest discover -v -s packaging/python/tests > "$out/tests.log" 2>&1
+tests=$?
+grep -E '^(Ran|OK|FAILED)|skipped|\.\.\. (FAIL|ERROR)' "$out/tests.log"
+python3 packaging/python/bench_overhead.py --json "$out/overhead.json" > "$out/overhead.log" 2>&1
+bench=$?
+cat "$out/overhead.log"
+echo "tests exit $tests, overhead exit $bench"
+[ "$tests" -eq 0 ] && [ "$bench" -eq 0 ]
