@@ -31,15 +31,15 @@ import weakref
 
 from . import _abi, _ffi
 from ._abi import (FLAG_ALL, FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE, FLAG_PDL,
-                   FLAG_SHARED_EXPERT, FLAG_TAIL_FILL, KERNEL_COUNT, MAX_BLOCK_M, MAX_EXPERTS, MAX_TOP_K,
+                   FLAG_SHARED_EXPERT, FLAG_TAIL_FILL, MAX_BLOCK_M, MAX_EXPERTS, MAX_TOP_K,
                    LogitsType, Scoring, Specialization, Status)
 from ._ffi import lib
 
 __all__ = ['Status', 'Scoring', 'LogitsType', 'Specialization', 'Error', 'Router', 'Plan', 'DeviceBuffers',
-           'Routing', 'route', 'release_workspaces', 'version', 'version_number', 'kernel_names', 'kernel_images', 'device_count',
+           'Routing', 'route', 'release_workspaces', 'version', 'version_number', 'kernel_names', 'entry_point_names', 'kernel_images', 'device_count',
            'device_describe', 'device_attributes', 'specialization_name', 'library_path',
            'FLAG_SHARED_EXPERT', 'FLAG_TAIL_FILL', 'FLAG_PDL', 'FLAG_NO_RENORMALIZE', 'FLAG_CORRECTION_BIAS',
-           'FLAG_EXPERT_MAP', 'FLAG_ALL', 'MAX_EXPERTS', 'MAX_TOP_K', 'MAX_BLOCK_M', 'KERNEL_COUNT']
+           'FLAG_EXPERT_MAP', 'FLAG_ALL', 'MAX_EXPERTS', 'MAX_TOP_K', 'MAX_BLOCK_M']
 
 # Fields of alphamoe_params that hold a value of an enumeration.
 _ENUM_FIELDS = {'scoring': Scoring, 'logits_type': LogitsType, 'force_specialization': Specialization}
@@ -98,6 +98,11 @@ def version_number():
 def library_path():
     """The path the library was opened by (the bundled copy, or the SONAME)."""
     return _ffi.path
+
+
+def entry_point_names():
+    """The entry points the library holds, e.g. 'alphamoe_large_routed_staged_w16'."""
+    return [lib.alphamoe_entry_point_name(i).decode() for i in range(lib.alphamoe_entry_point_count())]
 
 
 def kernel_names():

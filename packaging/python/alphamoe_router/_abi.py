@@ -16,7 +16,6 @@ FLAG_NO_RENORMALIZE = 0x8
 FLAG_CORRECTION_BIAS = 0x10
 FLAG_EXPERT_MAP = 0x20
 FLAG_ALL = 0x3f
-KERNEL_COUNT = 12
 
 
 class Status(enum.IntEnum):
@@ -148,6 +147,7 @@ class DeviceAttributes(ctypes.Structure):
         ('multiprocessor_count', ctypes.c_int32),
         ('cooperative_ctas_per_sm', ctypes.c_int32),
         ('cooperative_launch', ctypes.c_int32),
+        ('max_cluster_ctas', ctypes.c_int32),
     ]
 
 
@@ -161,6 +161,9 @@ class Selection(ctypes.Structure):
         ('cooperative', ctypes.c_int32),
         ('image_arch', ctypes.c_int32),
         ('tokens_per_cta', ctypes.c_int32),
+        ('cluster_ctas', ctypes.c_int32),
+        ('kernel_index', ctypes.c_int32),
+        ('entry_point_index', ctypes.c_int32),
     ]
 
 
@@ -224,6 +227,7 @@ STRUCTS = {
         'multiprocessor_count': 'int32_t',
         'cooperative_ctas_per_sm': 'int32_t',
         'cooperative_launch': 'int32_t',
+        'max_cluster_ctas': 'int32_t',
     }),
     'alphamoe_selection': (Selection, {
         'struct_size': 'size_t',
@@ -233,6 +237,9 @@ STRUCTS = {
         'cooperative': 'int32_t',
         'image_arch': 'int32_t',
         'tokens_per_cta': 'int32_t',
+        'cluster_ctas': 'int32_t',
+        'kernel_index': 'int32_t',
+        'entry_point_index': 'int32_t',
     }),
 }
 
@@ -252,6 +259,11 @@ PROTOTYPES = {
     'alphamoe_device_attributes_query': (ctypes.c_int, [ctypes.c_int32, ctypes.POINTER(DeviceAttributes)]),
     'alphamoe_specialization_name': (ctypes.c_char_p, [ctypes.c_int]),
     'alphamoe_router_select': (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(DeviceAttributes), ctypes.POINTER(Selection)]),
+    'alphamoe_router_candidates': (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int32, ctypes.POINTER(DeviceAttributes), ctypes.POINTER(Selection), ctypes.c_int32, ctypes.POINTER(ctypes.c_int32)]),
+    'alphamoe_route_with_plan': (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.POINTER(Buffers), ctypes.POINTER(Selection), ctypes.c_void_p]),
+    'alphamoe_kernel_count': (ctypes.c_int32, []),
+    'alphamoe_entry_point_count': (ctypes.c_int32, []),
     'alphamoe_kernel_name': (ctypes.c_char_p, [ctypes.c_int32]),
+    'alphamoe_entry_point_name': (ctypes.c_char_p, [ctypes.c_int32]),
     'alphamoe_kernel_images': (ctypes.c_int, [ctypes.c_int32, ctypes.POINTER(ctypes.c_int32), ctypes.c_int32, ctypes.POINTER(ctypes.c_int32)]),
 }

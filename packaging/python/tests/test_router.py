@@ -210,7 +210,10 @@ class Reachable(unittest.TestCase):
             all_flags |= f
         self.assertEqual(all_flags, amr.FLAG_ALL)
         self.assertEqual((amr.MAX_EXPERTS, amr.MAX_TOP_K, amr.MAX_BLOCK_M), (512, 16, 256))
-        self.assertEqual(amr.KERNEL_COUNT, len(amr.kernel_names()))
+        self.assertEqual(len(amr.kernel_names()), 12)
+        names = amr.entry_point_names()
+        self.assertEqual(len(set(names)), len(names))
+        self.assertTrue(all(n.startswith('alphamoe_') for n in names))
         with self.assertRaises(amr.Error) as caught:
             amr.Router(64, 4, 16, 8, flags=amr.FLAG_ALL << 1 & ~amr.FLAG_ALL)
         self.assertEqual(caught.exception.status, amr.Status.FLAGS)
