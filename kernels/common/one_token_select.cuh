@@ -11,6 +11,28 @@
 
 namespace alphamoe {
 
+// Where the CTA's threads hold one candidate each, a thread's place among
+// the candidates that reach a bound, in thread order, and their count.
+struct CtaGather {
+    int32_t at;     // where this thread's candidate goes, if it reaches
+    int32_t count;  // candidates that reach, the same in every thread
+};
+
+// Every thread of the CTA; warp_candidates: kWarpsPerBlock words of scratch.
+__device__ __forceinline__ CtaGather gather_cta_candidates(bool reaches, uint32_t *warp_candidates) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const uint32_t reaching = __ballot_sync(kFullMask, reaches);
+    if (lane == 0) warp_candidates[warp] = __popc(reaching);
+    __syncthreads();
+    const uint32_t count = lane < kWarpsPerBlock ? warp_candidates[lane] : 0u;
+    CtaGather g;
+    g.at = static_cast<int32_t>(__reduce_add_sync(kFullMask, lane < warp ? count : 0u)) +
+           __popc(reaching & ((1u << lane) - 1u));
+    g.count = static_cast<int32_t>(__reduce_add_sync(kFullMask, count));
+    return g;
+}
+
 // The fewest slots per lane for which the CTA ranks one token. The bound
 // is over 16 groups of 2 S experts: with 16 slots each group is a warp,
 // with 8 half a warp (the upper 8 warps then hold no expert).
@@ -69,16 +91,12 @@ __device__ __forceinline__ bool select_one_token_by_cta(const RouteArgs &a, CtaS
     const uint32_t bound = shared_nth_largest_bound<16>(group_maxima, n_select, lane);
     const float threshold = key_value(bound);
     const bool reaches = logit >= threshold;  // never for NaN
-    const uint32_t reaching = __ballot_sync(kFullMask, reaches);
-    if (lane == 0) warp_candidates[warp] = __popc(reaching);
-    __syncthreads();
-    const uint32_t count = lane < kWarpsPerBlock ? warp_candidates[lane] : 0u;
-    const int32_t before = static_cast<int32_t>(__reduce_add_sync(kFullMask, lane < warp ? count : 0u));
-    const int32_t gathered = static_cast<int32_t>(__reduce_add_sync(kFullMask, count));
+    const CtaGather g = gather_cta_candidates(reaches, warp_candidates);
+    const int32_t gathered = g.count;
     // The same in every thread; warp 1's scratch is not read again.
     if (bound <= ordered_key(-INFINITY) || gathered > 32) return false;
     if (reaches) {
-        const int32_t at = before + __popc(reaching & ((1u << lane) - 1u));
+        const int32_t at = g.at;
         if (kHalfLogits) {
             scratch.chosen[at] = rank_value(ordered_key(logit), expert);
         } else {

@@ -11,6 +11,7 @@
 #define ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_FLAVOURED_CUH
 
 #include "common/few_token_plan.cuh"
+#include "common/one_token_select.cuh"
 #include "common/route_cta.cuh"
 
 namespace alphamoe {
@@ -107,20 +108,15 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     // Warps past the experts (S of them hold the row) compare nothing.
     const uint32_t bound = warp < S ? shared_nth_largest_bound<32>(maxima, r.n_select, lane) : ~0u;
     const bool reaches = key >= bound;
-    const uint32_t reaching = __ballot_sync(kFullMask, reaches);
-    if (lane == 0) warp_candidates[warp] = __popc(reaching);
-    __syncthreads();
-    const uint32_t count = lane < kWarpsPerBlock ? warp_candidates[lane] : 0u;
-    const int32_t before = static_cast<int32_t>(__reduce_add_sync(kFullMask, lane < warp ? count : 0u));
-    const int32_t gathered = static_cast<int32_t>(__reduce_add_sync(kFullMask, count));
+    const CtaGather g = gather_cta_candidates(reaches, warp_candidates);
+    const int32_t gathered = g.count;
     // The same in every thread. Fewer than k maxima above "no candidate"
     // make the bound key 0, which every thread of the S holding warps
     // reaches (at least 256), so this one test covers that case too.
     if (gathered > 32) return false;
     if (reaches) {
-        const int32_t at = before + __popc(reaching & ((1u << lane) - 1u));
-        scratch.gathered.value[at] = key;
-        scratch.gathered.id[at] = static_cast<uint32_t>(expert);
+        scratch.gathered.value[g.at] = key;
+        scratch.gathered.id[g.at] = static_cast<uint32_t>(expert);
     }
     if (warp == 0 && lane >= gathered) scratch.gathered.value[lane] = kNoCandidateKey;  // padding
     __syncthreads();

@@ -137,25 +137,26 @@ __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaSha
     allow_dependent_launch();
 }
 
-// The rest of a grid's call whose CTA tallied its tokens as token bits,
-// once they are ranked, in every thread: the CTA's counts, their exchange
-// (nothing staged), the plan. route_kernel_body's general path writes the
-// same steps out inline, for any tally: with them called from a function
-// ptxas scheduled the other kernels' code anew (their cubins changed;
-// written out, they stay byte for byte).
+// The rest of a grid's call once its CTA's tokens are ranked, in every
+// thread: the CTA's counts (from token bits or from the warps' rows), their
+// exchange (the staged entry points list the pairs while the counts
+// travel), the plan.
 template <bool kFlavoured, bool kFewBlocksScan, typename Exchange>
-__device__ __forceinline__ void finish_token_bits_call(const RouteArgs &a, CtaShared &sh, TokenRange range,
-                                                       Exchange exchange) {
+__device__ __forceinline__ void finish_grid_call(const RouteArgs &a, CtaShared &sh, TokenRange range, Exchange exchange,
+                                                 bool token_bits, bool staged_pairs) {
     phase_clock(a, 2);
-    const int32_t count = cta_expert_count_from_bits(a, sh);
+    const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh) : cta_expert_count(a, sh);
     phase_clock(a, 3);
     int32_t total = 0, earlier = 0;
-    exchange(count, &total, &earlier, [] {});
+    StagedPairs staged = {false, 0};
+    exchange(count, &total, &earlier, [&] {
+        staged.held = staged_pairs;
+        if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
+    });
     phase_clock(a, 4);
-    const StagedPairs unstaged = {false, 0};
-    const PlanGroups groups = place_pairs<kFlavoured, kFewBlocksScan>(a, sh, range, total, earlier, true, unstaged);
+    const PlanGroups groups = place_pairs<kFlavoured, kFewBlocksScan>(a, sh, range, total, earlier, token_bits, staged);
     phase_clock(a, 5);
-    write_plan_rest(a, sh, groups, true);
+    write_plan_rest(a, sh, groups, token_bits);
     phase_clock(a, 6);
     allow_dependent_launch();
 }
@@ -261,7 +262,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     if constexpr (kFlavoured && !kOneCta && kOneTokenEntry && kSlots >= kFlavouredCtaRankMinSlots) {
         if (token_bits && range.end - range.begin == 1 &&
             select_one_token_by_cta_flavoured<kSlots, kShared, true>(a, sh, range.begin)) {
-            finish_token_bits_call<kFlavoured, kFewBlocksScan>(a, sh, range, exchange);
+            finish_grid_call<kFlavoured, kFewBlocksScan>(a, sh, range, exchange, true, false);
             return;
         }
     }
@@ -278,21 +279,7 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         finish_few_token_call(a, sh, one_token_plan, false, chosen_bits);
         return;
     }
-    phase_clock(a, 2);
-    const int32_t count = token_bits ? cta_expert_count_from_bits(a, sh) : cta_expert_count(a, sh);
-    phase_clock(a, 3);
-    int32_t total = 0, earlier = 0;
-    StagedPairs staged = {false, 0};
-    exchange(count, &total, &earlier, [&] {
-        staged.held = staged_pairs;
-        if (staged.held) staged.run_start = stage_ranked_pairs(a, sh, range, count);
-    });
-    phase_clock(a, 4);
-    const PlanGroups groups = place_pairs<kFlavoured, kFewBlocksScan>(a, sh, range, total, earlier, token_bits, staged);
-    phase_clock(a, 5);
-    write_plan_rest(a, sh, groups, token_bits);
-    phase_clock(a, 6);
-    allow_dependent_launch();
+    finish_grid_call<kFlavoured, kFewBlocksScan>(a, sh, range, exchange, token_bits, staged_pairs);
 }
 
 }  // namespace alphamoe
