@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Puts the tables of an alphamoe-bench --markdown file into documents.
 
-    doc_tables.py BENCH.md DOC.md [DOC.md ...]
+    doc_tables.py BENCH.md[,BENCH.md ...] DOC.md [DOC.md ...]
 
 Each block of a document between <!-- alphamoe-bench:NAME --> and
 <!-- /alphamoe-bench:NAME --> is replaced by the block of the same NAME in
-BENCH.md, so the documentation's tables are regenerated, never edited by
-hand. A NAME the benchmark file lacks is an error and changes nothing.
+the benchmark files (a later file's block over an earlier one's: the
+shape table of one run, the entry points of an --entries run), so the
+documentation's tables are regenerated, never edited by hand. A NAME no
+benchmark file has is an error and changes nothing.
 """
 import re
 import sys
@@ -22,8 +24,10 @@ def main() -> int:
     if len(sys.argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    with open(sys.argv[1]) as f:
-        tables = blocks(f.read())
+    tables = {}
+    for bench in sys.argv[1].split(','):
+        with open(bench) as f:
+            tables.update(blocks(f.read()))
     updated = {}
     for path in sys.argv[2:]:
         with open(path) as f:
