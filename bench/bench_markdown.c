@@ -189,7 +189,7 @@ static void entries(FILE *f, const bench_run *run) {
     if (r->count == 0) return;
     begin(f, "Entry points", "entries");
     fprintf(f, "Each entry point's best margin over the shapes where the library chooses it: the best other plan "
-               "that computes the same results (another variant, the next row width, the flavoured kernel), "
+               "that computes the same results (another variant, the flavoured kernel for a plain call), "
                "less its own median kernel us. It earns its place at %.2f us or more.\n\n",
             ENTRY_WIN_MARGIN_US);
     fprintf(f, "| entry point | margin us | shape |\n|---|---|---|\n");

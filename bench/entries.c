@@ -49,32 +49,6 @@ static entry_time *append_time(entry_results *r) {
     return t;
 }
 
-/* Slots per lane of an entry point, from its name's _w<slots>. */
-static int32_t entry_slots(int32_t entry) {
-    const char *name = alphamoe_entry_point_name(entry);
-    const char *w = name ? strrchr(name, 'w') : NULL;
-    return w ? atoi(w + 1) : 0;
-}
-
-/* The entry point's name without its row width. */
-static void entry_stem(int32_t entry, char *out, size_t size) {
-    const char *name = alphamoe_entry_point_name(entry);
-    snprintf(out, size, "%s", name ? name : "?");
-    char *w = strrchr(out, '_');
-    if (w) *w = '\0';
-}
-
-/* The plans measured: the chosen one, the others at its row width, and its
- * own kernel and variant one row width up. */
-static bool worth_timing(int32_t chosen, int32_t entry) {
-    const int32_t a = entry_slots(chosen), b = entry_slots(entry);
-    if (b == a) return true;
-    char sa[96], sb[96];
-    entry_stem(chosen, sa, sizeof(sa));
-    entry_stem(entry, sb, sizeof(sb));
-    return b == 2 * a && strcmp(sa, sb) == 0;
-}
-
 /* Whether the spec's router exists: not every routing takes the shared
  * expert, nor every E DeepSeek-V3's groups. */
 static bool valid_spec(const fixture_spec *spec) {
@@ -115,7 +89,6 @@ static int time_shape(bench_device *d, const fixture_spec *spec, const char *nam
         }
     }
     for (int32_t i = 0; rc == 0 && i < n; ++i) {
-        if (!worth_timing(plans[0].entry_point_index, plans[i].entry_point_index)) continue;
         char label[160];
         snprintf(label, sizeof(label), "%s %s", name, alphamoe_entry_point_name(plans[i].entry_point_index));
         planned_call call = {&f, plans[i]};

@@ -3,7 +3,8 @@
  * the entry grid (the selected benchmark shapes, then a grid of row widths,
  * batch sizes, routings and expert modes), the cold-L2 kernel time of the
  * library's own plan and of every other plan that computes the same
- * results at the same or the next row width (alphamoe_router_candidates),
+ * results (alphamoe_router_candidates: another variant, the flavoured
+ * kernel for a plain call),
  * each launched through alphamoe_route_with_plan and checked against the
  * host reference first. An entry point earns its place where the library
  * chooses it and the best other plan is slower by at least

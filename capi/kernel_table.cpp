@@ -135,6 +135,16 @@ constexpr EntryTable make_entry_table() {
 
 constexpr EntryTable kEntryTable = make_entry_table();
 
+// A call's plan can always fall back on its kernel's plain entry point of
+// the call's row width.
+constexpr bool every_kernel_has_every_plain_width() {
+    for (int32_t k = 0; k < kKernelCount; ++k)
+        for (int w = 0; w < kRowWidths; ++w)
+            if (kEntryTable.index[k][kVariant_plain][w] < 0) return false;
+    return true;
+}
+static_assert(every_kernel_has_every_plain_width(), "variants.def lists every kernel's plain entry points at every width");
+
 }  // namespace
 
 const KernelInfo &kernel_info(int32_t kernel) { return kKernels[kernel]; }

@@ -105,14 +105,16 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     return c;
 }
 
-// Whether entry point `entry` computes the call's results. A variant's
-// entry points take every call of their kernel but for the logits' type:
+// Whether entry point `entry` computes the call's results. An entry point
+// ranks rows of exactly its width: the narrowest holding the candidates
+// (a wider one takes its unused slots for candidates). A variant's entry
+// points take every call of their kernel but for the logits' type:
 // half_logits ones read 16-bit logits only, the others of a plain kernel
 // fp32 only; a plain kernel runs no flavour, and the plain tiny kernel
 // holds only the plans of at most a token a warp.
 bool entry_serves(const EntryInfo &e, const Call &c) {
     const KernelInfo &k = kernel_info(e.kernel);
-    if (e.width < c.width) return false;
+    if (e.width != c.width) return false;
     const bool reads_half = e.variant == kVariant_half_logits || e.variant == kVariant_staged_half_logits;
     if (reads_half != c.half && (reads_half || !k.flavoured)) return false;
     if (k.flavoured) return true;
@@ -172,9 +174,9 @@ bool token_ctas_hold(const Call &c, const Tuning &t) {
 }
 
 // The entry point of the plan's specialization that runs the call: the
-// plain kernel where it serves, else the flavoured one; in it, at the
-// call's row width where one serves, the variant made for the call, else
-// the plain one.
+// plain kernel where it serves, else the flavoured one; in it, the variant
+// made for the call, else the plain one (every kernel has a plain entry
+// point of every width: kernel_table.cpp checks).
 void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
     const bool token_ctas = plan->tokens_per_cta == 1 && c.num_tokens >= 2;
     const bool staged = plan->specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
@@ -188,15 +190,14 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
     preferred[n++] = kVariant_plain;
     for (const bool flavoured : {false, true}) {
         const KernelId kernel = kernel_of(plan->specialization, c.shared, flavoured);
-        for (int w = c.width; w < kRowWidths; ++w)
-            for (int i = 0; i < n; ++i) {
-                const int32_t entry = entry_of(kernel, preferred[i], w);
-                if (entry >= 0 && entry_serves(entry_info(entry), c)) {
-                    plan->kernel = kernel;
-                    plan->entry = entry;
-                    return;
-                }
+        for (int i = 0; i < n; ++i) {
+            const int32_t entry = entry_of(kernel, preferred[i], c.width);
+            if (entry >= 0 && entry_serves(entry_info(entry), c)) {
+                plan->kernel = kernel;
+                plan->entry = entry;
+                return;
             }
+        }
     }
 }
 

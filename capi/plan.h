@@ -38,8 +38,8 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens,
                           const alphamoe_device_attributes &device, LaunchPlan *out);
 
 // The plans that compute the same results as plan_call's on the same grid:
-// plan_call's first, then every other entry point that can run the call (a
-// wider row, another variant, the flavoured kernel for a plain call). The
+// plan_call's first, then every other entry point that can run the call
+// (another variant, the flavoured kernel for a plain call). The
 // benchmark times them (its entry-point table); the tests compare them.
 // Writes at most capacity plans; returns how many there are.
 int32_t plan_candidates(const LaunchPlan &chosen, const alphamoe_router &router, int32_t num_tokens,

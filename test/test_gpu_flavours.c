@@ -564,8 +564,8 @@ static void gpu_flavours_specializations_agree(void **state) {
     report("specializations");
 }
 
-/* Every entry point that can run a call (alphamoe_router_candidates: a
- * wider row, another variant, the flavoured kernel for a plain call) on
+/* Every entry point that can run a call (alphamoe_router_candidates:
+ * another variant, the flavoured kernel for a plain call) on
  * the same inputs: each equal to the host reference and bitwise equal to
  * the library's own choice, weights included. Over the grid below every
  * entry point of the library runs at least once. */

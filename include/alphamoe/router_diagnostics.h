@@ -79,8 +79,8 @@ ALPHAMOE_API alphamoe_status alphamoe_router_select(const alphamoe_router *route
 
 /* Every plan that computes the same results as alphamoe_router_select's on
  * the same grid, its own first, then the other entry points that can run
- * the call (a wider row, another variant, the flavoured kernel for a plain
- * call): for benchmarks that time entry points against each other and
+ * the call (another variant, the flavoured kernel for a plain call): for
+ * benchmarks that time entry points against each other and
  * tests that compare them. Writes at most `capacity` plans (each
  * struct_size set by the caller, the newest version) and their total into
  * *count. */
