@@ -192,9 +192,10 @@ extern "C" const char *alphamoe_specialization_name(alphamoe_specialization spec
 extern "C" alphamoe_status alphamoe_router_select(const alphamoe_router *router, int32_t num_tokens,
                                                   const alphamoe_device_attributes *device,
                                                   alphamoe_selection *out) {
-    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    alphamoe_status s = check_router(router);
+    if (s != ALPHAMOE_OK) return s;
     alphamoe_device_attributes attrs;
-    alphamoe_status s = read_struct(device, kDeviceAttributesSizeV1, &attrs);
+    s = read_struct(device, kDeviceAttributesSizeV1, &attrs);
     if (s != ALPHAMOE_OK) return s;
     s = check_output_struct(out, kSelectionSizeV1);
     if (s != ALPHAMOE_OK) return s;

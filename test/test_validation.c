@@ -1175,6 +1175,80 @@ static void test_unsupported_flavour_status(void **state) {
     }
 }
 
+/* Reading freed memory is what AddressSanitizer reports, so a destroyed
+ * router is tried only without it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ADDRESS_SANITIZER 1
+#endif
+#endif
+
+/* Every entry point that takes a router, given `r`, which is not a live
+ * router: ALPHAMOE_ERROR_INVALID_HANDLE and nothing written (the fixture's
+ * buffers, the output structs). */
+static void expect_invalid_handle(fixture *fx, const alphamoe_router *r, const char *what) {
+    char desc[128];
+    snprintf(desc, sizeof desc, "%s: route_host", what);
+    expect_reject(fx, PATH_HOST, r, 1, fx->logits, &fx->valid, ALPHAMOE_ERROR_INVALID_HANDLE, desc);
+    snprintf(desc, sizeof desc, "%s: route", what);
+    expect_reject(fx, PATH_DEVICE, r, 1, fx->logits, &fx->valid, ALPHAMOE_ERROR_INVALID_HANDLE, desc);
+    alphamoe_params p, p_before;
+    memset(&p, 0x3C, sizeof p);
+    p.struct_size = sizeof p;
+    p_before = p;
+    if (alphamoe_router_get_params(r, &p) != ALPHAMOE_ERROR_INVALID_HANDLE) fail_msg("%s: get_params", what);
+    assert_memory_equal(&p, &p_before, sizeof p);
+    alphamoe_sizes z, z_before;
+    memset(&z, 0x3C, sizeof z);
+    z.struct_size = sizeof z;
+    z_before = z;
+    if (alphamoe_router_sizes(r, &z) != ALPHAMOE_ERROR_INVALID_HANDLE) fail_msg("%s: sizes", what);
+    assert_memory_equal(&z, &z_before, sizeof z);
+    const alphamoe_device_attributes d = {sizeof d, 90, 132, 1, 1};
+    alphamoe_selection s, s_before;
+    memset(&s, 0x3C, sizeof s);
+    s.struct_size = sizeof s;
+    s_before = s;
+    if (alphamoe_router_select(r, 1, &d, &s) != ALPHAMOE_ERROR_INVALID_HANDLE) fail_msg("%s: select", what);
+    assert_memory_equal(&s, &s_before, sizeof s);
+}
+
+/* Memory that never was a router, and (without AddressSanitizer) a
+ * destroyed one: refused by every entry point; destroying either does
+ * nothing, a second destroy included. */
+static void test_invalid_handle(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x2011);
+    fixture fx;
+    fixture_init(&fx, &rng);
+    static const unsigned char fills[] = {0x00, 0xA5, 0xFF};
+    for (size_t f = 0; f < sizeof fills; ++f) {
+        uint64_t junk[64], junk_before[64];
+        memset(junk, fills[f], sizeof junk);
+        memcpy(junk_before, junk, sizeof junk);
+        alphamoe_router *fake = (alphamoe_router *)(void *)junk;
+        char what[64];
+        snprintf(what, sizeof what, "memory of bytes 0x%02x", fills[f]);
+        expect_invalid_handle(&fx, fake, what);
+        alphamoe_router_destroy(fake); /* must neither free nor write it */
+        assert_memory_equal(junk, junk_before, sizeof junk);
+    }
+#ifdef ADDRESS_SANITIZER
+    print_message("# AddressSanitizer build: a destroyed router is not tried (reading it is a use after free)\n");
+#else
+    alphamoe_router *r = expect_create_ok(&fx.params, "a router to destroy");
+    alphamoe_router_destroy(r);
+    /* Nothing allocates between the destroy and these calls: the memory is
+     * not handed out again. */
+    expect_invalid_handle(&fx, r, "a destroyed router");
+    alphamoe_router_destroy(r); /* twice: nothing, no abort */
+#endif
+    fixture_free(&fx);
+}
+
 /* An empty batch writes num_tokens_post_padded = 0 and nothing else; its
  * token-shaped pointers may be NULL (an empty tensor's data pointer). */
 static void test_route_host_empty_batch(void **state) {
@@ -1275,6 +1349,7 @@ static const char *const status_names[] = {
     "ALPHAMOE_ERROR_SCALING_FACTOR",
     "ALPHAMOE_ERROR_EXPERT_PARALLEL",
     "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
+    "ALPHAMOE_ERROR_INVALID_HANDLE",
 };
 #define STATUS_COUNT ((int)(sizeof status_names / sizeof status_names[0]))
 
@@ -1285,7 +1360,7 @@ static int is_ident_char(char c) {
 static void test_status_strings(void **state) {
     (void)state;
     /* The table above must track the header's enum. */
-    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR + 1);
+    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_INVALID_HANDLE + 1);
     /* Values are ABI: the first version's never move. */
     assert_int_equal(ALPHAMOE_ERROR_TOP_K, 4);
     assert_int_equal(ALPHAMOE_ERROR_CUDA, 19);
@@ -1690,6 +1765,7 @@ int main(void) {
         cmocka_unit_test(test_route_host_rejects),
         cmocka_unit_test(test_route_device_rejects),
         cmocka_unit_test(test_unsupported_flavour_status),
+        cmocka_unit_test(test_invalid_handle),
         cmocka_unit_test(test_route_host_empty_batch),
         cmocka_unit_test(test_route_host_zero_capacity),
         cmocka_unit_test(test_status_strings),

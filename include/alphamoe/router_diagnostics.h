@@ -77,7 +77,7 @@ ALPHAMOE_API const char *alphamoe_kernel_name(int32_t index);
 
 /* The architectures (90, 100, 103) of the images embedded for kernel
  * `index`, read from the embedded fatbin itself. Writes at most `capacity`
- * values to archs and the total into *count. */
+ * values to archs (4-byte aligned) and the total into *count. */
 ALPHAMOE_API alphamoe_status alphamoe_kernel_images(int32_t index, int32_t *archs,
                                                     int32_t capacity, int32_t *count);
 
