@@ -1091,12 +1091,15 @@ static void test_unsupported_flavour_status(void **state) {
     d.multiprocessor_count = 132;
     d.cooperative_ctas_per_sm = 1;
     d.cooperative_launch = 1;
-    enum { VARIANTS = 10 };
+    /* The kernels run every valid flavour but more than kMaxGpuGroups (32)
+     * groups: the grouped selection keeps one group score per lane. */
+    enum { VARIANTS = 13 };
     static const char *const names[VARIANTS] = {"first version", "no renormalization", "sigmoid", "sigmoid + bias",
                                                 "groups", "scaling factor", "bf16 logits", "fp16 logits",
-                                                "local range", "expert map"};
+                                                "local range", "expert map", "32 groups", "33 groups",
+                                                "64 groups"};
     for (int v = 0; v < VARIANTS; ++v) {
-        alphamoe_params p = test_params(64, 4, 16, 100, 0u);
+        alphamoe_params p = test_params(v == 11 ? 66 : 64, 4, 16, 100, 0u);
         switch (v) {
         case 1: p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE; break;
         case 2: p.scoring = ALPHAMOE_SCORING_SIGMOID; break;
@@ -1110,17 +1113,21 @@ static void test_unsupported_flavour_status(void **state) {
         case 7: p.logits_type = ALPHAMOE_LOGITS_F16; break;
         case 8: p.local_expert_begin = 16; p.local_expert_count = 16; break;
         case 9: p.flags |= ALPHAMOE_FLAG_EXPERT_MAP; p.local_expert_count = 16; break;
+        case 10: p.num_groups = 32; p.topk_groups = 2; break;
+        case 11: p.num_groups = 33; p.topk_groups = 2; break;
+        case 12: p.num_groups = 64; p.topk_groups = 4; break;
         default: break;
         }
+        const int supported = p.num_groups <= 32;
         alphamoe_router *r = expect_create_ok(&p, names[v]);
         alphamoe_selection sel;
         memset(&sel, 0x6B, sizeof sel);
         sel.struct_size = sizeof sel;
         const alphamoe_selection before = sel;
         const alphamoe_status st = alphamoe_router_select(r, 50, &d, &sel);
-        if (v == 0 && st != ALPHAMOE_OK) fail_msg("first-version flavour: select says %s", alphamoe_status_string(st));
-        if (st != ALPHAMOE_OK && st != ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
-            fail_msg("%s: select says %s", names[v], alphamoe_status_string(st));
+        if (st != (supported ? ALPHAMOE_OK : ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR))
+            fail_msg("%s: select says %s, the kernels %s it", names[v], alphamoe_status_string(st),
+                     supported ? "implement" : "do not implement");
         if (st != ALPHAMOE_OK) {
             if (memcmp(&sel, &before, sizeof sel) != 0) fail_msg("%s: selection written on refusal", names[v]);
             host_plan plan;
@@ -1129,11 +1136,11 @@ static void test_unsupported_flavour_status(void **state) {
             host_plan untouched;
             assert_int_equal(host_plan_alloc(&untouched, r, 1), 0);
             host_plan_poison(&untouched);
-            float logits[64 * 50];
-            float bias[64] = {0};
-            int32_t map[64];
-            for (int32_t e = 0; e < 64; ++e) map[e] = e < 16 ? e : -1;
-            fill_logits(&rng, logits, 50, 64, 64, LOGITS_RANDOM, 0);
+            float logits[66 * 50];
+            float bias[66] = {0};
+            int32_t map[66];
+            for (int32_t e = 0; e < 66; ++e) map[e] = e < 16 ? e : -1;
+            fill_logits(&rng, logits, 50, p.num_experts, p.num_experts, LOGITS_RANDOM, 0);
             alphamoe_buffers b = plan.buffers;
             const size_t workspace_bytes = ((size_t)plan.sizes.workspace.bytes + 63) / 64 * 64;
             unsigned char *workspace = aligned_alloc(64, workspace_bytes);
@@ -1173,6 +1180,31 @@ static void test_unsupported_flavour_status(void **state) {
         print_message("# %-20s %s\n", names[v], st == ALPHAMOE_OK ? "implemented by the kernels" : "host reference only");
         alphamoe_router_destroy(r);
     }
+    /* Random valid parameter sets of every field: the same rule. */
+    int refused = 0;
+    for (int i = 0; i < 3000; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        alphamoe_router *r = expect_create_ok(&p, "random valid parameters");
+        alphamoe_params normalized;
+        memset(&normalized, 0, sizeof normalized);
+        normalized.struct_size = sizeof normalized;
+        assert_int_equal(alphamoe_router_get_params(r, &normalized), ALPHAMOE_OK);
+        const int supported = normalized.num_groups <= 32;
+        alphamoe_selection sel;
+        memset(&sel, 0, sizeof sel);
+        sel.struct_size = sizeof sel;
+        const int32_t M = min_i32(p.max_tokens, (int32_t)rng_below(&rng, 300));
+        const alphamoe_status st = alphamoe_router_select(r, M, &d, &sel);
+        if (st != (supported ? ALPHAMOE_OK : ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)) {
+            char desc[384];
+            describe_params(&p, desc, sizeof desc);
+            fail_msg("%s, M=%d: select says %s", desc, M, alphamoe_status_string(st));
+        }
+        refused += !supported;
+        alphamoe_router_destroy(r);
+    }
+    print_message("# 3000 random valid parameter sets: %d with more than 32 groups refused, the rest selected\n",
+                  refused);
 }
 
 /* Reading freed memory is what AddressSanitizer reports, so a destroyed
