@@ -30,7 +30,11 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
         if (local >= 0) ++count[local];
     }
     // Groups in local expert order, each padded to a multiple of block_m.
-    for (int32_t l = 0; l < L; ++l) offset[l + 1] = offset[l] + (count[l] + bm - 1) / bm * bm;
+    // A count may be within block_m - 1 of INT32_MAX: rounding it up takes
+    // 64 bits. The sums fit int32 (the live length is at most the sized
+    // capacity).
+    for (int32_t l = 0; l < L; ++l)
+        offset[l + 1] = static_cast<int32_t>(offset[l] + (static_cast<int64_t>(count[l]) + bm - 1) / bm * bm);
     const int32_t live_length = offset[L];
 
     // Pairs in ascending index fill their group from the front; the rest of

@@ -76,6 +76,7 @@ const char *alphamoe_entry_point_name(int32_t index) {
 
 alphamoe_status alphamoe_kernel_images(int32_t index, int32_t *archs, int32_t capacity, int32_t *count) {
     if (count == nullptr || (archs == nullptr && capacity > 0)) return ALPHAMOE_ERROR_NULL_POINTER;
+    if (reinterpret_cast<uintptr_t>(archs) % alignof(int32_t) != 0) return ALPHAMOE_ERROR_ALIGNMENT;
     if (index < 0 || index >= alphamoe::kKernelCount || capacity < 0) return ALPHAMOE_ERROR_INVALID_ARGUMENT;
     const alphamoe::KernelInfo &k = alphamoe::kernel_info(index);
     const int n = alphamoe::fatbin_elf_archs(k.fatbin, k.fatbin_size, archs, capacity);

@@ -114,11 +114,17 @@ bool misaligned(const void *ptr, uintptr_t alignment) {
 
 }  // namespace
 
+alphamoe_status check_router(const alphamoe_router *router) {
+    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    return router->magic == kRouterLive ? ALPHAMOE_OK : ALPHAMOE_ERROR_INVALID_HANDLE;
+}
+
 alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
                               const void *logits, const alphamoe_buffers *in,
                               bool need_workspace, alphamoe_buffers *b) {
-    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
-    const alphamoe_status s = read_struct(in, kBuffersVersions, b);
+    alphamoe_status s = check_router(router);
+    if (s != ALPHAMOE_OK) return s;
+    s = read_struct(in, kBuffersVersions, b);
     if (s != ALPHAMOE_OK) return s;
     const alphamoe_params &p = router->params;
     if (num_tokens < 0 || num_tokens > p.max_tokens) return ALPHAMOE_ERROR_NUM_TOKENS;
@@ -184,6 +190,7 @@ alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_r
 
     alphamoe_router *r = static_cast<alphamoe_router *>(calloc(1, sizeof(alphamoe_router)));
     if (r == nullptr) return ALPHAMOE_ERROR_OUT_OF_MEMORY;
+    r->magic = kRouterLive;
     r->params = p;
     r->params.struct_size = sizeof(alphamoe_params);
     r->capacity = capacity;
@@ -195,19 +202,25 @@ alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_r
     return ALPHAMOE_OK;
 }
 
-void alphamoe_router_destroy(alphamoe_router *router) { free(router); }
+void alphamoe_router_destroy(alphamoe_router *router) {
+    if (check_router(router) != ALPHAMOE_OK) return;
+    router->magic = kRouterDestroyed;
+    free(router);
+}
 
 alphamoe_status alphamoe_router_get_params(const alphamoe_router *router, alphamoe_params *out) {
-    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
-    const alphamoe_status s = check_output_struct(out, kParamsVersions);
+    alphamoe_status s = check_router(router);
+    if (s != ALPHAMOE_OK) return s;
+    s = check_output_struct(out, kParamsVersions);
     if (s != ALPHAMOE_OK) return s;
     write_struct(router->params, out);
     return ALPHAMOE_OK;
 }
 
 alphamoe_status alphamoe_router_sizes(const alphamoe_router *router, alphamoe_sizes *out) {
-    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
-    const alphamoe_status s = check_output_struct(out, kSizesSizeV1);
+    alphamoe_status s = check_router(router);
+    if (s != ALPHAMOE_OK) return s;
+    s = check_output_struct(out, kSizesSizeV1);
     if (s != ALPHAMOE_OK) return s;
     const alphamoe_params &p = router->params;
     const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;

@@ -9,6 +9,7 @@
 #include "alphamoe/router_diagnostics.h"
 
 struct alphamoe_router {
+    uint32_t magic;          // kRouterLive while the router is live (check_router)
     alphamoe_params params;  // validated and normalized (see alphamoe_router_get_params)
     int64_t capacity;        // sorted_token_ids elements for max_tokens
     int64_t workspace_bytes;
@@ -26,6 +27,15 @@ constexpr size_t kDeviceAttributesVersions[] = {offsetof(alphamoe_device_attribu
 constexpr size_t kSelectionVersions[] = {offsetof(alphamoe_selection, cluster_ctas), sizeof(alphamoe_selection)};
 
 constexpr int64_t kWorkspaceAlignment = 16;
+
+// The magic word of a live router, and what destruction leaves in its place.
+constexpr uint32_t kRouterLive = 0x524f4d41u;  // "AMOR"
+constexpr uint32_t kRouterDestroyed = 0xdeadd00du;
+
+// The check every entry point that takes a router makes first:
+// ALPHAMOE_ERROR_NULL_POINTER for NULL, ALPHAMOE_ERROR_INVALID_HANDLE where
+// the magic word is not a live router's (best effort: router.h says why).
+alphamoe_status check_router(const alphamoe_router *router);
 
 inline bool shared_expert(const alphamoe_router &r) {
     return (r.params.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;

@@ -24,9 +24,10 @@ extern "C" const char *alphamoe_specialization_name(alphamoe_specialization spec
 extern "C" alphamoe_status alphamoe_router_select(const alphamoe_router *router, int32_t num_tokens,
                                                   const alphamoe_device_attributes *device,
                                                   alphamoe_selection *out) {
-    if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
+    alphamoe_status s = check_router(router);
+    if (s != ALPHAMOE_OK) return s;
     alphamoe_device_attributes attrs;
-    alphamoe_status s = read_struct(device, kDeviceAttributesVersions, &attrs);
+    s = read_struct(device, kDeviceAttributesVersions, &attrs);
     if (s != ALPHAMOE_OK) return s;
     s = check_output_struct(out, kSelectionVersions);
     if (s != ALPHAMOE_OK) return s;
@@ -40,10 +41,12 @@ extern "C" alphamoe_status alphamoe_router_select(const alphamoe_router *router,
 extern "C" alphamoe_status alphamoe_router_candidates(const alphamoe_router *router, int32_t num_tokens,
                                                       const alphamoe_device_attributes *device,
                                                       alphamoe_selection *plans, int32_t capacity, int32_t *count) {
-    if (router == nullptr || count == nullptr || (plans == nullptr && capacity > 0)) return ALPHAMOE_ERROR_NULL_POINTER;
+    alphamoe_status s = check_router(router);
+    if (s != ALPHAMOE_OK) return s;
+    if (count == nullptr || (plans == nullptr && capacity > 0)) return ALPHAMOE_ERROR_NULL_POINTER;
     if (capacity < 0) return ALPHAMOE_ERROR_INVALID_ARGUMENT;
     alphamoe_device_attributes attrs;
-    alphamoe_status s = read_struct(device, kDeviceAttributesVersions, &attrs);
+    s = read_struct(device, kDeviceAttributesVersions, &attrs);
     if (s != ALPHAMOE_OK) return s;
     for (int32_t i = 0; i < capacity; ++i)
         if (plans[i].struct_size != sizeof(alphamoe_selection)) return ALPHAMOE_ERROR_STRUCT_SIZE;

@@ -70,6 +70,9 @@ const char *alphamoe_status_string(alphamoe_status status_in) {
     case ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR:
         return "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR: the GPU kernels of this library do not implement this "
                "routing flavour; alphamoe_route_host does";
+    case ALPHAMOE_ERROR_INVALID_HANDLE:
+        return "ALPHAMOE_ERROR_INVALID_HANDLE: the router is not a live router (destroyed, or not made by "
+               "alphamoe_router_create)";
     }
     return "ALPHAMOE_ERROR_UNKNOWN: not an alphamoe_status value";
 }

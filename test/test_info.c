@@ -46,6 +46,16 @@ static void every_kernel_has_every_configured_arch(void **state) {
     assert_int_equal(alphamoe_kernel_images(kernels, NULL, 0, &count),
                      ALPHAMOE_ERROR_INVALID_ARGUMENT);
     assert_int_equal(alphamoe_kernel_images(0, NULL, 0, NULL), ALPHAMOE_ERROR_NULL_POINTER);
+    /* archs 1 to 3 bytes off a 4-byte boundary: refused, nothing written. */
+    int32_t words[8];
+    for (size_t by = 1; by < 4; ++by) {
+        memset(words, 0x77, sizeof words);
+        count = -5;
+        int32_t *misaligned = (int32_t *)(void *)((char *)words + by);
+        assert_int_equal(alphamoe_kernel_images(0, misaligned, 4, &count), ALPHAMOE_ERROR_ALIGNMENT);
+        assert_int_equal(count, -5);
+        for (int i = 0; i < 8; ++i) assert_int_equal(words[i], 0x77777777);
+    }
 }
 
 static void version_matches_header(void **state) {

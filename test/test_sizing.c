@@ -43,6 +43,21 @@ static void check_extent(const char *what, alphamoe_extent x, int64_t want, cons
                  what, x.elements, x.bytes, want, 4 * want);
 }
 
+/* The workspace as kernels/route_args.h lays it out, in 32-bit words: a
+ * header of 64; the large kernel's two exchange sets, each its arrivals (32
+ * words), then rows of 512 experts: the sums of 16 CTA groups and the
+ * counts of 256 CTAs; then the small kernel's count table, 256 rows of E.
+ * In bytes, rounded up to 128: README's "1.1 MB plus 1 KB per expert".
+ * Profiling builds add four int64 stamps for each of 256 CTAs. */
+static int64_t documented_workspace_bytes(int32_t E) {
+    const int64_t exchange_set = 32 + 16 * 512 + 256 * 512;
+    int64_t words = 64 + 2 * exchange_set + 256 * (int64_t)E;
+#if ALPHAMOE_PHASE_CLOCKS
+    words += 256 * 8;
+#endif
+    return (words * 4 + 127) / 128 * 128;
+}
+
 static void check_sizes(int32_t E, int32_t k, int32_t block_m, int32_t max_tokens, uint32_t flags) {
     alphamoe_router *r = create_router(E, k, block_m, max_tokens, flags);
     alphamoe_sizes z;
@@ -63,9 +78,10 @@ static void check_sizes(int32_t E, int32_t k, int32_t block_m, int32_t max_token
     check_extent("expert_counts", z.expert_counts, E, shape);
     check_extent("expert_offsets", z.expert_offsets, (int64_t)E + 1, shape);
     check_extent("pair_to_sorted", z.pair_to_sorted, pairs, shape);
-    if (z.workspace.bytes <= 0 || z.workspace.elements != z.workspace.bytes)
-        fail_msg("%s: workspace {%" PRId64 ", %" PRId64 "}: want a positive byte count", shape, z.workspace.elements,
-                 z.workspace.bytes);
+    const int64_t workspace = documented_workspace_bytes(E);
+    if (z.workspace.bytes != workspace || z.workspace.elements != workspace)
+        fail_msg("%s: workspace {%" PRId64 ", %" PRId64 "}: want %" PRId64 " bytes", shape, z.workspace.elements,
+                 z.workspace.bytes, workspace);
     const int64_t a = z.workspace_alignment;
     if (a < 16 || (a & (a - 1)) != 0) fail_msg("%s: workspace_alignment %" PRId64, shape, a);
     alphamoe_router_destroy(r);
@@ -152,7 +168,7 @@ static void test_sizes_zero_tokens(void **state) {
         assert_int_equal(z.pair_to_sorted.elements, 0);
         assert_int_equal(z.expert_counts.elements, E);
         assert_int_equal(z.expert_offsets.elements, E + 1);
-        assert_true(z.workspace.bytes > 0);
+        assert_int_equal(z.workspace.bytes, documented_workspace_bytes(E));
         /* The empty plan fits the empty buffers, tail fill included. */
         host_plan plan;
         assert_int_equal(host_plan_alloc(&plan, r, 1), 0);
@@ -590,6 +606,10 @@ static void test_sizes_expert_parallel(void **state) {
         check_extent("expert_counts", z.expert_counts, L, shape);
         check_extent("expert_offsets", z.expert_offsets, (int64_t)L + 1, shape);
         check_extent("num_tokens_post_padded", z.num_tokens_post_padded, 1, shape);
+        /* Counts for all E global experts, whatever L. */
+        if (z.workspace.bytes != documented_workspace_bytes(E) || z.workspace.elements != z.workspace.bytes)
+            fail_msg("%s: workspace %" PRId64 " bytes, want %" PRId64, shape, z.workspace.bytes,
+                     documented_workspace_bytes(E));
         alphamoe_router_destroy(r);
     }
 }

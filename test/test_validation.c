@@ -1091,12 +1091,15 @@ static void test_unsupported_flavour_status(void **state) {
     d.multiprocessor_count = 132;
     d.cooperative_ctas_per_sm = 1;
     d.cooperative_launch = 1;
-    enum { VARIANTS = 10 };
+    /* The kernels run every valid flavour but more than kMaxGpuGroups (32)
+     * groups: the grouped selection keeps one group score per lane. */
+    enum { VARIANTS = 13 };
     static const char *const names[VARIANTS] = {"first version", "no renormalization", "sigmoid", "sigmoid + bias",
                                                 "groups", "scaling factor", "bf16 logits", "fp16 logits",
-                                                "local range", "expert map"};
+                                                "local range", "expert map", "32 groups", "33 groups",
+                                                "64 groups"};
     for (int v = 0; v < VARIANTS; ++v) {
-        alphamoe_params p = test_params(64, 4, 16, 100, 0u);
+        alphamoe_params p = test_params(v == 11 ? 66 : 64, 4, 16, 100, 0u);
         switch (v) {
         case 1: p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE; break;
         case 2: p.scoring = ALPHAMOE_SCORING_SIGMOID; break;
@@ -1110,17 +1113,21 @@ static void test_unsupported_flavour_status(void **state) {
         case 7: p.logits_type = ALPHAMOE_LOGITS_F16; break;
         case 8: p.local_expert_begin = 16; p.local_expert_count = 16; break;
         case 9: p.flags |= ALPHAMOE_FLAG_EXPERT_MAP; p.local_expert_count = 16; break;
+        case 10: p.num_groups = 32; p.topk_groups = 2; break;
+        case 11: p.num_groups = 33; p.topk_groups = 2; break;
+        case 12: p.num_groups = 64; p.topk_groups = 4; break;
         default: break;
         }
+        const int supported = p.num_groups <= 32;
         alphamoe_router *r = expect_create_ok(&p, names[v]);
         alphamoe_selection sel;
         memset(&sel, 0x6B, sizeof sel);
         sel.struct_size = sizeof sel;
         const alphamoe_selection before = sel;
         const alphamoe_status st = alphamoe_router_select(r, 50, &d, &sel);
-        if (v == 0 && st != ALPHAMOE_OK) fail_msg("first-version flavour: select says %s", alphamoe_status_string(st));
-        if (st != ALPHAMOE_OK && st != ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
-            fail_msg("%s: select says %s", names[v], alphamoe_status_string(st));
+        if (st != (supported ? ALPHAMOE_OK : ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR))
+            fail_msg("%s: select says %s, the kernels %s it", names[v], alphamoe_status_string(st),
+                     supported ? "implement" : "do not implement");
         if (st != ALPHAMOE_OK) {
             if (memcmp(&sel, &before, sizeof sel) != 0) fail_msg("%s: selection written on refusal", names[v]);
             host_plan plan;
@@ -1129,11 +1136,11 @@ static void test_unsupported_flavour_status(void **state) {
             host_plan untouched;
             assert_int_equal(host_plan_alloc(&untouched, r, 1), 0);
             host_plan_poison(&untouched);
-            float logits[64 * 50];
-            float bias[64] = {0};
-            int32_t map[64];
-            for (int32_t e = 0; e < 64; ++e) map[e] = e < 16 ? e : -1;
-            fill_logits(&rng, logits, 50, 64, 64, LOGITS_RANDOM, 0);
+            float logits[66 * 50];
+            float bias[66] = {0};
+            int32_t map[66];
+            for (int32_t e = 0; e < 66; ++e) map[e] = e < 16 ? e : -1;
+            fill_logits(&rng, logits, 50, p.num_experts, p.num_experts, LOGITS_RANDOM, 0);
             alphamoe_buffers b = plan.buffers;
             const size_t workspace_bytes = ((size_t)plan.sizes.workspace.bytes + 63) / 64 * 64;
             unsigned char *workspace = aligned_alloc(64, workspace_bytes);
@@ -1173,6 +1180,105 @@ static void test_unsupported_flavour_status(void **state) {
         print_message("# %-20s %s\n", names[v], st == ALPHAMOE_OK ? "implemented by the kernels" : "host reference only");
         alphamoe_router_destroy(r);
     }
+    /* Random valid parameter sets of every field: the same rule. */
+    int refused = 0;
+    for (int i = 0; i < 3000; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        alphamoe_router *r = expect_create_ok(&p, "random valid parameters");
+        alphamoe_params normalized;
+        memset(&normalized, 0, sizeof normalized);
+        normalized.struct_size = sizeof normalized;
+        assert_int_equal(alphamoe_router_get_params(r, &normalized), ALPHAMOE_OK);
+        const int supported = normalized.num_groups <= 32;
+        alphamoe_selection sel;
+        memset(&sel, 0, sizeof sel);
+        sel.struct_size = sizeof sel;
+        const int32_t M = min_i32(p.max_tokens, (int32_t)rng_below(&rng, 300));
+        const alphamoe_status st = alphamoe_router_select(r, M, &d, &sel);
+        if (st != (supported ? ALPHAMOE_OK : ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)) {
+            char desc[384];
+            describe_params(&p, desc, sizeof desc);
+            fail_msg("%s, M=%d: select says %s", desc, M, alphamoe_status_string(st));
+        }
+        refused += !supported;
+        alphamoe_router_destroy(r);
+    }
+    print_message("# 3000 random valid parameter sets: %d with more than 32 groups refused, the rest selected\n",
+                  refused);
+}
+
+/* Reading freed memory is what AddressSanitizer reports, so a destroyed
+ * router is tried only without it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ADDRESS_SANITIZER 1
+#endif
+#endif
+
+/* Every entry point that takes a router, given `r`, which is not a live
+ * router: ALPHAMOE_ERROR_INVALID_HANDLE and nothing written (the fixture's
+ * buffers, the output structs). */
+static void expect_invalid_handle(fixture *fx, const alphamoe_router *r, const char *what) {
+    char desc[128];
+    snprintf(desc, sizeof desc, "%s: route_host", what);
+    expect_reject(fx, PATH_HOST, r, 1, fx->logits, &fx->valid, ALPHAMOE_ERROR_INVALID_HANDLE, desc);
+    snprintf(desc, sizeof desc, "%s: route", what);
+    expect_reject(fx, PATH_DEVICE, r, 1, fx->logits, &fx->valid, ALPHAMOE_ERROR_INVALID_HANDLE, desc);
+    alphamoe_params p, p_before;
+    memset(&p, 0x3C, sizeof p);
+    p.struct_size = sizeof p;
+    p_before = p;
+    if (alphamoe_router_get_params(r, &p) != ALPHAMOE_ERROR_INVALID_HANDLE) fail_msg("%s: get_params", what);
+    assert_memory_equal(&p, &p_before, sizeof p);
+    alphamoe_sizes z, z_before;
+    memset(&z, 0x3C, sizeof z);
+    z.struct_size = sizeof z;
+    z_before = z;
+    if (alphamoe_router_sizes(r, &z) != ALPHAMOE_ERROR_INVALID_HANDLE) fail_msg("%s: sizes", what);
+    assert_memory_equal(&z, &z_before, sizeof z);
+    const alphamoe_device_attributes d = {sizeof d, 90, 132, 1, 1, 0};
+    alphamoe_selection s, s_before;
+    memset(&s, 0x3C, sizeof s);
+    s.struct_size = sizeof s;
+    s_before = s;
+    if (alphamoe_router_select(r, 1, &d, &s) != ALPHAMOE_ERROR_INVALID_HANDLE) fail_msg("%s: select", what);
+    assert_memory_equal(&s, &s_before, sizeof s);
+}
+
+/* Memory that never was a router, and (without AddressSanitizer) a
+ * destroyed one: refused by every entry point; destroying either does
+ * nothing, a second destroy included. */
+static void test_invalid_handle(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x2011);
+    fixture fx;
+    fixture_init(&fx, &rng);
+    static const unsigned char fills[] = {0x00, 0xA5, 0xFF};
+    for (size_t f = 0; f < sizeof fills; ++f) {
+        uint64_t junk[64], junk_before[64];
+        memset(junk, fills[f], sizeof junk);
+        memcpy(junk_before, junk, sizeof junk);
+        alphamoe_router *fake = (alphamoe_router *)(void *)junk;
+        char what[64];
+        snprintf(what, sizeof what, "memory of bytes 0x%02x", fills[f]);
+        expect_invalid_handle(&fx, fake, what);
+        alphamoe_router_destroy(fake); /* must neither free nor write it */
+        assert_memory_equal(junk, junk_before, sizeof junk);
+    }
+#ifdef ADDRESS_SANITIZER
+    print_message("# AddressSanitizer build: a destroyed router is not tried (reading it is a use after free)\n");
+#else
+    alphamoe_router *r = expect_create_ok(&fx.params, "a router to destroy");
+    alphamoe_router_destroy(r);
+    /* Nothing allocates between the destroy and these calls: the memory is
+     * not handed out again. */
+    expect_invalid_handle(&fx, r, "a destroyed router");
+    alphamoe_router_destroy(r); /* twice: nothing, no abort */
+#endif
+    fixture_free(&fx);
 }
 
 /* An empty batch writes num_tokens_post_padded = 0 and nothing else; its
@@ -1275,6 +1381,7 @@ static const char *const status_names[] = {
     "ALPHAMOE_ERROR_SCALING_FACTOR",
     "ALPHAMOE_ERROR_EXPERT_PARALLEL",
     "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
+    "ALPHAMOE_ERROR_INVALID_HANDLE",
 };
 #define STATUS_COUNT ((int)(sizeof status_names / sizeof status_names[0]))
 
@@ -1285,7 +1392,7 @@ static int is_ident_char(char c) {
 static void test_status_strings(void **state) {
     (void)state;
     /* The table above must track the header's enum. */
-    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR + 1);
+    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_INVALID_HANDLE + 1);
     /* Values are ABI: the first version's never move. */
     assert_int_equal(ALPHAMOE_ERROR_TOP_K, 4);
     assert_int_equal(ALPHAMOE_ERROR_CUDA, 19);
@@ -1704,6 +1811,7 @@ int main(void) {
         cmocka_unit_test(test_route_host_rejects),
         cmocka_unit_test(test_route_device_rejects),
         cmocka_unit_test(test_unsupported_flavour_status),
+        cmocka_unit_test(test_invalid_handle),
         cmocka_unit_test(test_route_host_empty_batch),
         cmocka_unit_test(test_route_host_zero_capacity),
         cmocka_unit_test(test_status_strings),

@@ -72,7 +72,9 @@ typedef enum alphamoe_status {
     /* valid parameters this library's GPU kernels do not implement (yet):
      * alphamoe_route and alphamoe_router_select refuse them, the CPU
      * reference runs them */
-    ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR = 27
+    ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR = 27,
+    /* misuse */
+    ALPHAMOE_ERROR_INVALID_HANDLE = 28   /* the router is not a live router (destroyed, or never created) */
 } alphamoe_status;
 
 /* A fixed English message naming the status, e.g. "ALPHAMOE_ERROR_TOP_K:
@@ -182,7 +184,14 @@ typedef struct alphamoe_router alphamoe_router;
  * routed_scaling_factor 1 for 0, local_expert_count num_experts for 0. */
 ALPHAMOE_API alphamoe_status alphamoe_router_create(const alphamoe_params *params,
                                                     alphamoe_router **out);
-/* NULL is accepted and ignored. */
+/* NULL is accepted and ignored, and so is a router that is not live.
+ *
+ * A router carries a magic word that creation sets and destruction
+ * changes: every entry point that takes a router answers
+ * ALPHAMOE_ERROR_INVALID_HANDLE for one without it, and destroying a
+ * router twice does nothing the second time. This is best effort: a
+ * destroyed router is recognized only while its memory has not been
+ * handed out again, and reading that memory is still a use after free. */
 ALPHAMOE_API void alphamoe_router_destroy(alphamoe_router *router);
 /* Copies the router's (normalized) parameters out; struct_size is honoured. */
 ALPHAMOE_API alphamoe_status alphamoe_router_get_params(const alphamoe_router *router,

@@ -93,12 +93,16 @@ __device__ __forceinline__ TokenRange cta_token_range(const RouteArgs &a, int ct
     return r;
 }
 
+// Unsigned: a CTA may hold up to INT32_MAX tokens ending at INT32_MAX
+// (one CTA routing the whole call), where n + 15 and begin + per_warp would
+// pass it; every offset here stays within n < 2^31, their sums below 2^32.
 __device__ __forceinline__ TokenRange warp_token_range(TokenRange cta, int warp) {
-    const int32_t n = cta.end - cta.begin;
-    const int32_t per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    const uint32_t n = static_cast<uint32_t>(cta.end - cta.begin);
+    const uint32_t per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    const uint32_t first = min(n, static_cast<uint32_t>(warp) * per_warp);
     TokenRange r;
-    r.begin = min(cta.end, cta.begin + warp * per_warp);
-    r.end = min(cta.end, r.begin + per_warp);
+    r.begin = cta.begin + static_cast<int32_t>(first);
+    r.end = cta.begin + static_cast<int32_t>(min(n, first + per_warp));
     return r;
 }
 
@@ -552,7 +556,8 @@ __device__ __forceinline__ void place_mapped_pairs_by_rows(const RouteArgs &a, C
 #pragma unroll 1
     for (int32_t j = lane; j < pairs + lane; j += 32) {  // every lane takes every step
         const bool in_range = j < pairs;
-        const int32_t p = range.begin * a.top_k + j;
+        // Unsigned: past the warp's pairs (unused) it may pass INT32_MAX.
+        const int32_t p = static_cast<int32_t>(static_cast<uint32_t>(range.begin) * a.top_k + j);
         int32_t local = -1;
         if (in_range) local = warp_pair_expert<true>(a, sh, j, p);
         const bool planned = local >= 0;
@@ -581,7 +586,8 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
     int32_t *running = sh.warp_counts[warp];
 #pragma unroll 1
     for (int32_t t = range.begin; t < range.end; ++t) {
-        const int32_t p = t * k + lane;
+        // Unsigned: for a lane past k (unused) it may pass INT32_MAX.
+        const int32_t p = static_cast<int32_t>(static_cast<uint32_t>(t) * k + lane);
         const int32_t j = (t - range.begin) * k + lane;
         const int32_t local = lane < k ? warp_pair_expert<kFlavoured>(a, sh, j, p) : -1;
         // A pair of this rank's plan (without flavours, every pair).
@@ -754,7 +760,9 @@ __device__ __forceinline__ void write_plan_by_runs(const RouteArgs &a, const Cta
             const int32_t end = sh.offset[e + 1];
             // Unrolled: with one lane per expert a run takes up to block_m - 1
             // steps (measured: rolled, E512 M8 0.26 us slower).
-            for (int32_t pos = begin + sh.total[e] + sub; pos < end; pos += lanes) a.sorted_token_ids[pos] = sentinel;
+            // Unsigned: a run may end within `lanes` of INT32_MAX.
+            for (uint32_t pos = begin + sh.total[e] + sub; pos < static_cast<uint32_t>(end); pos += lanes)
+                a.sorted_token_ids[pos] = sentinel;
             if (blocks_by_expert)
                 for (int32_t b = block_m_divide(a, begin) + sub, to = block_m_divide(a, end); b < to; b += lanes)
                     a.expert_ids[b] = e;
@@ -780,9 +788,10 @@ __device__ __forceinline__ void write_plan_by_runs(const RouteArgs &a, const Cta
 #pragma unroll 1
             for (uint32_t pending = __ballot_sync(kFullMask, pad_from < pad_to); pending; pending &= pending - 1) {
                 const int src = __ffs(pending) - 1;
-                const int32_t to = __shfl_sync(kFullMask, pad_to, src);
+                const uint32_t to = __shfl_sync(kFullMask, pad_to, src);
+                // Unsigned: a run may end within 32 of INT32_MAX.
 #pragma unroll 1
-                for (int32_t pos = __shfl_sync(kFullMask, pad_from, src) + lane; pos < to; pos += 32)
+                for (uint32_t pos = __shfl_sync(kFullMask, pad_from, src) + lane; pos < to; pos += 32)
                     a.sorted_token_ids[pos] = sentinel;
             }
 #pragma unroll 1

@@ -1,6 +1,8 @@
 #include "gpu_test.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 
@@ -13,10 +15,23 @@ test_rng case_rng(uint64_t salt) {
 int gpu_skip_without_device(void) {
     int devices = 0;
     const cudaError_t err = cudaGetDeviceCount(&devices);
-    if (err != cudaSuccess || devices == 0) {
+    if (err == cudaSuccess && devices > 0) return 0;
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && devices == 0)) {
         printf("SKIP: no CUDA device (%s): GPU tests need one\n",
-               err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+               err == cudaSuccess ? "0 devices" : cudaGetErrorString(err));
         return SKIP_RETURN_CODE;
     }
-    return 0;
+    /* The runtime says this too of a driver that is there but too old, or
+     * broken: only where there is none at all is it a machine without a GPU. */
+    if (err == cudaErrorInsufficientDriver) {
+        void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        if (driver == NULL) {
+            printf("SKIP: no CUDA driver (libcuda.so.1: %s): GPU tests need one\n", dlerror());
+            return SKIP_RETURN_CODE;
+        }
+        dlclose(driver);
+    }
+    fprintf(stderr, "FAIL: cudaGetDeviceCount: %s (%s): the CUDA setup of this machine is broken\n",
+            cudaGetErrorName(err), cudaGetErrorString(err));
+    exit(1);
 }

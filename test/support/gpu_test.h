@@ -19,7 +19,10 @@
 /* A generator of the run's seed and a salt of the test's own. */
 test_rng case_rng(uint64_t salt);
 
-/* 77 (skip) with a line saying why when no CUDA device is visible, else 0. */
+/* 77 (skip) with a line saying why where the machine has no GPU (no CUDA
+ * device, or no CUDA driver at all), 0 where it has one. Any other error
+ * of the CUDA runtime ends the process with status 1 and a message: a
+ * broken driver on a GPU machine is a failure, never a skip. */
 int gpu_skip_without_device(void);
 
 #endif

@@ -48,6 +48,7 @@ class Status(enum.IntEnum):
     SCALING_FACTOR = 25
     EXPERT_PARALLEL = 26
     UNSUPPORTED_FLAVOUR = 27
+    INVALID_HANDLE = 28
 
 
 class Scoring(enum.IntEnum):

@@ -1,0 +1,695 @@
+/* libFuzzer target over everything of the library that runs without a GPU:
+ * parameter validation (alphamoe_router_create) of every field, the routing
+ * flavours' included, sizing, the variant selection, the argument checks of
+ * both routing entry points, and the host reference, compared with the
+ * tests' second implementation of the contract (support/flavour_reference.c)
+ * and a plan validator.
+ *
+ * The input is read as a parameter set, its flavour fields, a call, device
+ * attributes, buffer damage, the correction bias, the expert map, then
+ * logit bits. Each field is either taken raw (any 32- or 64-bit value, to
+ * hit the range checks) or folded into its valid range (to reach the
+ * routing itself). Token counts fold to at most 64, or, for one value in
+ * eight of their mode byte, to as many as buffers of 2^18 elements hold:
+ * up to 262,144 tokens of one expert, fewer the wider the rows. Every outcome is checked
+ * against a model written here from the header's words alone:
+ *   - a status other than OK must name something that really is wrong, and
+ *     nothing may be written (every buffer, guards included, compared byte
+ *     for byte);
+ *   - when nothing is wrong the call must succeed, and its outputs must be
+ *     the second implementation's (ids and plan exact, weights within the
+ *     contract's tolerance), the plan valid, nothing written past the live
+ *     extents, the same bytes on a second call.
+ * The GPU entry point is driven too, with the driver hidden, so that a call
+ * that passes validation stops at ALPHAMOE_ERROR_NO_DRIVER (or, for more
+ * groups than the kernels hold, ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR) before
+ * touching anything. Any disagreement aborts, which libFuzzer reports as a
+ * crash. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alphamoe/router_diagnostics.h"
+#include "flavour_reference.h"
+#include "logits_types.h"
+#include "test_support.h"
+
+/* Routing runs only on inputs whose buffers stay small: the point is the
+ * logic, not the memory bandwidth. */
+#define FUZZ_MAX_TOKENS 64
+#define FUZZ_MAX_BUFFER_ELEMENTS (1 << 18)
+/* The kernels' most groups (kMaxGpuGroups): more route on the CPU only. */
+#define FUZZ_MAX_GPU_GROUPS 32
+
+static const int32_t kImageArchs[] = {ALPHAMOE_EXPECTED_ARCHS};
+
+#define CHECK(cond, ...)                                      \
+    do {                                                      \
+        if (!(cond)) {                                        \
+            fprintf(stderr, "fuzz_host: check failed: %s: ", #cond); \
+            fprintf(stderr, __VA_ARGS__);                     \
+            fprintf(stderr, "\n");                            \
+            abort();                                          \
+        }                                                     \
+    } while (0)
+
+/* ------------------------------------------------------------ input reader */
+
+typedef struct reader {
+    const uint8_t *data;
+    size_t size, at;
+} reader;
+
+static uint64_t take(reader *r, int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= (uint64_t)(r->at < r->size ? r->data[r->at++] : 0u) << (8 * i);
+    return v;
+}
+
+/* ------------------------------------------------------------ the model */
+
+typedef uint32_t status_set; /* bit s: status s is an acceptable answer */
+#define S(x) (1u << (x))
+
+static int64_t model_capacity(int64_t pairs, int64_t experts, int64_t bm) {
+    const int64_t nonempty = pairs < experts ? pairs : experts;
+    return (nonempty + (pairs - nonempty) / bm) * bm;
+}
+
+/* The parameters as the library reads them: the fields past a first-version
+ * struct_size are zero. */
+static alphamoe_params as_read(const alphamoe_params *p) {
+    alphamoe_params q = *p;
+    const size_t first_version = offsetof(alphamoe_params, scoring);
+    if (p->struct_size <= first_version)
+        memset((char *)&q + first_version, 0, sizeof q - first_version);
+    return q;
+}
+
+/* Every status alphamoe_router_create may give for p: each field that is
+ * out of the range the header states. Empty: the parameters are valid. */
+static status_set create_violations(const alphamoe_params *given) {
+    /* A published size (the first version's, or this header's and above). */
+    const size_t first_version = offsetof(alphamoe_params, scoring);
+    if (given->struct_size < first_version ||
+        (given->struct_size > first_version && given->struct_size < sizeof(alphamoe_params)))
+        return S(ALPHAMOE_ERROR_STRUCT_SIZE);
+    const alphamoe_params q = as_read(given);
+    const alphamoe_params *p = &q;
+    status_set v = 0;
+    const int e_ok = p->num_experts >= 1 && p->num_experts <= ALPHAMOE_MAX_EXPERTS;
+    if (!e_ok) v |= S(ALPHAMOE_ERROR_NUM_EXPERTS);
+    const int k_ok = p->top_k >= 1 && p->top_k <= ALPHAMOE_MAX_TOP_K && (!e_ok || p->top_k <= p->num_experts);
+    if (!k_ok) v |= S(ALPHAMOE_ERROR_TOP_K);
+    const int bm_ok = p->block_m >= 1 && p->block_m <= ALPHAMOE_MAX_BLOCK_M;
+    if (!bm_ok) v |= S(ALPHAMOE_ERROR_BLOCK_M);
+    if (p->flags & ~ALPHAMOE_FLAG_ALL) v |= S(ALPHAMOE_ERROR_FLAGS);
+    if ((p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) && p->top_k < 2) v |= S(ALPHAMOE_ERROR_SHARED_EXPERT);
+    if (p->force_specialization < 0 || p->force_specialization > 3) v |= S(ALPHAMOE_ERROR_SPECIALIZATION);
+    const int type_ok = p->logits_type >= ALPHAMOE_LOGITS_F32 && p->logits_type <= ALPHAMOE_LOGITS_F16;
+    if (!type_ok) v |= S(ALPHAMOE_ERROR_LOGITS_TYPE);
+    if (p->logits_row_stride < 0 || (p->logits_row_stride != 0 && e_ok && p->logits_row_stride < p->num_experts)) {
+        v |= S(ALPHAMOE_ERROR_ROW_STRIDE);
+    } else if (p->max_tokens >= 0) {
+        /* The logits' byte extent must fit 64 bits. */
+        const int64_t rows = p->max_tokens > 1 ? p->max_tokens : 1;
+        const int64_t stride = p->logits_row_stride ? p->logits_row_stride : (e_ok ? p->num_experts : 1);
+        const int64_t bytes = p->logits_type == ALPHAMOE_LOGITS_F32 || !type_ok ? 4 : 2;
+        if (stride > INT64_MAX / bytes / rows) v |= S(ALPHAMOE_ERROR_ROW_STRIDE);
+    }
+    /* Scoring, groups, shared expert, scale. */
+    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && p->scoring != ALPHAMOE_SCORING_SIGMOID) v |= S(ALPHAMOE_ERROR_SCORING);
+    if ((p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && p->scoring != ALPHAMOE_SCORING_SIGMOID)
+        v |= S(ALPHAMOE_ERROR_SCORING);
+    int32_t groups = 1;
+    if (e_ok) {
+        if (p->num_groups < 0 || p->num_groups > p->num_experts) {
+            v |= S(ALPHAMOE_ERROR_GROUPS);
+        } else {
+            groups = p->num_groups > 1 ? p->num_groups : 1;
+            const int32_t kept = p->topk_groups > 0 ? p->topk_groups : groups;
+            if (p->num_experts % groups || p->topk_groups < 0 || p->topk_groups > groups ||
+                (int64_t)kept * (p->num_experts / groups) < p->top_k)
+                v |= S(ALPHAMOE_ERROR_GROUPS);
+        }
+    }
+    if ((p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) && (p->scoring != ALPHAMOE_SCORING_SOFTMAX || groups > 1))
+        v |= S(ALPHAMOE_ERROR_SHARED_EXPERT);
+    if (!isfinite(p->routed_scaling_factor) || p->routed_scaling_factor < 0.0f) v |= S(ALPHAMOE_ERROR_SCALING_FACTOR);
+    /* Expert parallelism: by map (count in [1, E], begin 0) or by range. */
+    const int64_t E = e_ok ? p->num_experts : 0, begin = p->local_expert_begin, count = p->local_expert_count;
+    int ep_ok;
+    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) ep_ok = count >= 1 && count <= E && begin == 0;
+    else if (count == 0) ep_ok = begin == 0;
+    else ep_ok = count > 0 && begin >= 0 && begin + count <= E;
+    if (!ep_ok && e_ok) v |= S(ALPHAMOE_ERROR_EXPERT_PARALLEL);
+    if (p->reserved != 0) v |= S(ALPHAMOE_ERROR_INVALID_ARGUMENT);
+    /* The plan must fit int32: its pairs, and its capacity over the plan's
+     * experts. */
+    if (p->max_tokens < 0) {
+        v |= S(ALPHAMOE_ERROR_MAX_TOKENS);
+    } else if (k_ok && e_ok && bm_ok) {
+        const int64_t pairs = (int64_t)p->max_tokens * p->top_k;
+        const int64_t L = ep_ok && count > 0 ? count : E;
+        if (pairs > INT32_MAX || model_capacity(pairs, L, p->block_m) > INT32_MAX) v |= S(ALPHAMOE_ERROR_MAX_TOKENS);
+    }
+    return v;
+}
+
+/* The normalized parameters alphamoe_router_get_params returns. */
+static alphamoe_params normalized(const alphamoe_params *given) {
+    alphamoe_params p = as_read(given);
+    p.struct_size = sizeof p;
+    if (p.logits_row_stride == 0) p.logits_row_stride = p.num_experts;
+    if (p.num_groups < 1) p.num_groups = 1;
+    if (p.topk_groups == 0) p.topk_groups = p.num_groups;
+    if (p.routed_scaling_factor == 0.0f) p.routed_scaling_factor = 1.0f;
+    if (p.local_expert_count == 0) p.local_expert_count = p.num_experts;
+    return p;
+}
+
+/* ------------------------------------------------------------ one call */
+
+enum { F_LOGITS, F_TOPK_IDS, F_TOPK_WEIGHTS, F_SORTED, F_EXPERT_IDS, F_NTPP, F_COUNTS, F_OFFSETS,
+       F_PAIR_TO_SORTED, F_WORKSPACE, F_BIAS, F_MAP, F_COUNT };
+
+typedef struct call_setup {
+    host_plan plan;
+    void *logits;       /* of the router's logits_type */
+    float *values;      /* the fp32 value of each logit, as the contract reads it */
+    size_t logits_bytes;
+    unsigned char *workspace_raw;
+    size_t workspace_raw_bytes;
+    float *bias;        /* [E] */
+    int32_t *map;       /* [E] */
+    alphamoe_buffers buffers;
+    const void *logits_arg;
+} call_setup;
+
+static void *pointer_of(alphamoe_buffers *b, const void **logits, int f) {
+    switch (f) {
+    case F_LOGITS: return (void *)*logits;
+    case F_TOPK_IDS: return b->topk_ids;
+    case F_TOPK_WEIGHTS: return b->topk_weights;
+    case F_SORTED: return b->sorted_token_ids;
+    case F_EXPERT_IDS: return b->expert_ids;
+    case F_NTPP: return b->num_tokens_post_padded;
+    case F_COUNTS: return b->expert_counts;
+    case F_OFFSETS: return b->expert_offsets;
+    case F_PAIR_TO_SORTED: return b->pair_to_sorted;
+    case F_BIAS: return (void *)b->correction_bias;
+    case F_MAP: return (void *)b->expert_map;
+    default: return b->workspace;
+    }
+}
+
+static void set_pointer(alphamoe_buffers *b, const void **logits, int f, void *p) {
+    switch (f) {
+    case F_LOGITS: *logits = p; break;
+    case F_TOPK_IDS: b->topk_ids = p; break;
+    case F_TOPK_WEIGHTS: b->topk_weights = p; break;
+    case F_SORTED: b->sorted_token_ids = p; break;
+    case F_EXPERT_IDS: b->expert_ids = p; break;
+    case F_NTPP: b->num_tokens_post_padded = p; break;
+    case F_COUNTS: b->expert_counts = p; break;
+    case F_OFFSETS: b->expert_offsets = p; break;
+    case F_PAIR_TO_SORTED: b->pair_to_sorted = p; break;
+    case F_BIAS: b->correction_bias = p; break;
+    case F_MAP: b->expert_map = p; break;
+    default: b->workspace = p; break;
+    }
+}
+
+/* What alphamoe_route_host (gpu = 0) or alphamoe_route (gpu = 1) may answer
+ * for these arguments, from the header's rules. */
+static status_set call_violations(const alphamoe_router *r, const alphamoe_params *p, const alphamoe_sizes *z,
+                                  int32_t M, const void *logits, const alphamoe_buffers *b, int gpu) {
+    if (r == NULL || b == NULL) return S(ALPHAMOE_ERROR_NULL_POINTER);
+    const size_t first_version = offsetof(alphamoe_buffers, correction_bias);
+    if (b->struct_size < first_version || (b->struct_size > first_version && b->struct_size < sizeof(alphamoe_buffers)))
+        return S(ALPHAMOE_ERROR_STRUCT_SIZE);
+    /* Past a first-version struct_size the per-expert inputs read as NULL. */
+    const int short_struct = b->struct_size == first_version;
+    const float *bias = short_struct ? NULL : b->correction_bias;
+    const int32_t *map = short_struct ? NULL : b->expert_map;
+    status_set v = 0;
+    if (M < 0 || M > p->max_tokens) v |= S(ALPHAMOE_ERROR_NUM_TOKENS);
+    const int needs_bias = M > 0 && (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS);
+    const int needs_map = M > 0 && (p->flags & ALPHAMOE_FLAG_EXPERT_MAP);
+    if ((M > 0 && (!logits || !b->topk_ids || !b->topk_weights)) ||
+        (z->sorted_token_ids.elements > 0 && (!b->sorted_token_ids || !b->expert_ids)) ||
+        !b->num_tokens_post_padded || (gpu && !b->workspace) || (needs_bias && !bias) || (needs_map && !map))
+        v |= S(ALPHAMOE_ERROR_NULL_POINTER);
+    const uintptr_t logit_bytes = p->logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2;
+    if ((uintptr_t)logits % logit_bytes) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
+    const void *word[] = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids, b->num_tokens_post_padded,
+                          b->expert_counts, b->expert_offsets, b->pair_to_sorted, needs_bias ? bias : NULL,
+                          needs_map ? map : NULL};
+    for (size_t i = 0; i < sizeof word / sizeof word[0]; ++i)
+        if ((uintptr_t)word[i] % 4) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
+    if (gpu && (uintptr_t)b->workspace % (uintptr_t)z->workspace_alignment) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
+    if (b->sorted_token_ids_capacity < z->sorted_token_ids.elements || b->expert_ids_capacity < z->expert_ids.elements)
+        v |= S(ALPHAMOE_ERROR_CAPACITY);
+    if (gpu && b->workspace_bytes < (size_t)z->workspace.bytes) v |= S(ALPHAMOE_ERROR_WORKSPACE);
+    return v;
+}
+
+/* Everything the call could write or read, with its guard: a copy to
+ * compare. */
+typedef struct snapshot {
+    const unsigned char *at[F_COUNT];
+    size_t bytes[F_COUNT];
+    unsigned char *copy[F_COUNT];
+} snapshot;
+
+static void snapshot_take(snapshot *s, const call_setup *c, int32_t E) {
+    const host_plan *pl = &c->plan;
+    const alphamoe_sizes *z = &pl->sizes;
+    const void *at[] = {c->logits, pl->topk_ids, pl->topk_weights, pl->sorted_token_ids, pl->expert_ids,
+                        pl->num_tokens_post_padded, pl->expert_counts, pl->expert_offsets, pl->pair_to_sorted,
+                        c->workspace_raw, c->bias, c->map};
+    const int64_t n[] = {0, z->topk_ids.elements, z->topk_weights.elements, z->sorted_token_ids.elements,
+                         z->expert_ids.elements, 1, z->expert_counts.elements, z->expert_offsets.elements,
+                         z->pair_to_sorted.elements, 0, E, E};
+    for (int f = 0; f < F_COUNT; ++f) {
+        s->at[f] = at[f];
+        s->bytes[f] = f == F_LOGITS ? c->logits_bytes : f == F_WORKSPACE ? c->workspace_raw_bytes
+                                                                          : (size_t)(n[f] + TEST_GUARD) * 4u;
+        s->copy[f] = malloc(s->bytes[f] ? s->bytes[f] : 1);
+        CHECK(s->copy[f] != NULL, "out of memory");
+        memcpy(s->copy[f], s->at[f], s->bytes[f]);
+    }
+}
+
+static void snapshot_expect_same(snapshot *s, const char *what) {
+    for (int f = 0; f < F_COUNT; ++f) {
+        CHECK(memcmp(s->copy[f], s->at[f], s->bytes[f]) == 0, "%s: buffer %d written by a call that failed", what, f);
+        free(s->copy[f]);
+    }
+}
+
+static void snapshot_free(snapshot *s) {
+    for (int f = 0; f < F_COUNT; ++f) free(s->copy[f]);
+}
+
+static void check_sizes(const alphamoe_params *p, const alphamoe_sizes *z) {
+    const int64_t pairs = (int64_t)p->max_tokens * p->top_k;
+    const int64_t L = p->local_expert_count;
+    const int64_t cap = model_capacity(pairs, L, p->block_m);
+    const alphamoe_extent *x[] = {&z->topk_ids, &z->topk_weights, &z->sorted_token_ids, &z->expert_ids,
+                                  &z->num_tokens_post_padded, &z->expert_counts, &z->expert_offsets, &z->pair_to_sorted};
+    const int64_t want[] = {pairs, pairs, cap, cap / p->block_m, 1, L, L + 1, pairs};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+        CHECK(x[i]->elements == want[i], "extent %zu: %lld elements, want %lld", i, (long long)x[i]->elements, (long long)want[i]);
+        CHECK(x[i]->bytes == want[i] * 4, "extent %zu: bytes", i);
+    }
+    CHECK(cap % p->block_m == 0 && cap <= INT32_MAX, "capacity %lld", (long long)cap);
+    CHECK(z->workspace.bytes > 0 && z->workspace.bytes == z->workspace.elements, "workspace extent");
+    CHECK(z->workspace_alignment >= 16 && (z->workspace_alignment & (z->workspace_alignment - 1)) == 0,
+          "workspace alignment %lld", (long long)z->workspace_alignment);
+}
+
+static void check_select(const alphamoe_router *r, const alphamoe_params *p, int32_t M, reader *in) {
+    alphamoe_device_attributes d;
+    memset(&d, 0, sizeof d);
+    d.struct_size = sizeof d;
+    const uint8_t mode = (uint8_t)take(in, 1);
+    static const int32_t ccs[] = {90, 100, 103, 80, 120, 0};
+    d.compute_capability = (mode & 1) ? (int32_t)take(in, 4) : ccs[take(in, 1) % 6];
+    d.multiprocessor_count = (mode & 2) ? (int32_t)take(in, 4) : 1 + (int32_t)(take(in, 2) % 400);
+    d.cooperative_ctas_per_sm = (mode & 4) ? (int32_t)take(in, 4) : (int32_t)(take(in, 1) % 5);
+    d.cooperative_launch = (mode & 8) ? (int32_t)take(in, 4) : (int32_t)(take(in, 1) & 1);
+    if (mode & 16) d.struct_size = take(in, 1) % sizeof d;
+
+    int has_image = 0;
+    for (size_t i = 0; i < sizeof kImageArchs / sizeof kImageArchs[0]; ++i) has_image |= kImageArchs[i] == d.compute_capability;
+    const int sane = d.struct_size >= sizeof d && has_image && d.multiprocessor_count >= 1 && d.cooperative_ctas_per_sm >= 0;
+    const int can_cooperate = d.cooperative_launch != 0 && d.cooperative_ctas_per_sm >= 1;
+    const int forced_grid = p->force_specialization >= ALPHAMOE_SPECIALIZATION_SMALL;
+    const int m_ok = M >= 0 && M <= p->max_tokens;
+    const int gpu_flavour = p->num_groups <= FUZZ_MAX_GPU_GROUPS;
+    /* A forced large grid whose group sums cannot hold the call is refused
+     * (over a billion pairs on 132 SMs; the library's own choice falls back
+     * to small). */
+    const int large_refused = p->force_specialization == ALPHAMOE_SPECIALIZATION_LARGE && sane && can_cooperate &&
+                              !large_grid_holds(M, d.multiprocessor_count, p->top_k);
+
+    alphamoe_selection s, before;
+    memset(&s, 0xA5, sizeof s);
+    s.struct_size = sizeof s;
+    before = s;
+    const alphamoe_status st = alphamoe_router_select(r, M, &d, &s);
+    if (st != ALPHAMOE_OK) {
+        const status_set allowed = S(ALPHAMOE_ERROR_STRUCT_SIZE) * (d.struct_size < sizeof d) |
+                                   S(ALPHAMOE_ERROR_NUM_TOKENS) * !m_ok |
+                                   S(ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR) * !gpu_flavour |
+                                   S(ALPHAMOE_ERROR_NO_IMAGE) * !has_image |
+                                   S(ALPHAMOE_ERROR_INVALID_ARGUMENT) * !sane |
+                                   S(ALPHAMOE_ERROR_UNSUPPORTED_DEVICE) * ((forced_grid && !can_cooperate) || large_refused);
+        CHECK((allowed & S(st)) != 0, "select: status %d names nothing wrong (cc %d SMs %d occ %d coop %d M %d groups %d)",
+              (int)st, d.compute_capability, d.multiprocessor_count, d.cooperative_ctas_per_sm, d.cooperative_launch, M,
+              p->num_groups);
+        CHECK(memcmp(&s, &before, sizeof s) == 0, "select wrote its output on failure");
+        return;
+    }
+    CHECK(m_ok && sane && gpu_flavour && (!forced_grid || can_cooperate) && !large_refused,
+          "select accepted what it should refuse (status OK)");
+    const int64_t tokens = M > 0 ? M : 1;
+    const int64_t resident = (int64_t)d.multiprocessor_count * d.cooperative_ctas_per_sm;
+    CHECK(s.grid_ctas >= 1 && s.grid_ctas <= 256, "grid %d", s.grid_ctas);
+    CHECK(s.tokens_per_cta >= 1, "tokens per CTA %d", s.tokens_per_cta);
+    CHECK((int64_t)s.grid_ctas * s.tokens_per_cta >= tokens, "grid does not cover M=%d", M);
+    CHECK((int64_t)(s.grid_ctas - 1) * s.tokens_per_cta < tokens, "a CTA without tokens");
+    CHECK(s.block_threads == 512 && s.image_arch == d.compute_capability, "threads/image");
+    CHECK(s.specialization == ALPHAMOE_SPECIALIZATION_TINY ? (s.grid_ctas == 1 && !s.cooperative) : s.cooperative != 0,
+          "specialization %d grid %d coop %d", (int)s.specialization, s.grid_ctas, s.cooperative);
+    CHECK(!s.cooperative || s.grid_ctas <= resident, "cooperative grid %d > resident %lld", s.grid_ctas, (long long)resident);
+    CHECK(!forced_grid || (int)s.specialization == p->force_specialization, "forced specialization ignored");
+}
+
+/* The next input byte, or a byte of the position once the input is spent. */
+static uint8_t next_byte(reader *in, size_t i) {
+    const size_t left = in->size - in->at;
+    return left ? in->data[in->at + i % left] : (uint8_t)(i * 37 + 11);
+}
+
+/* Builds guarded buffers for r, damages them as the input says, calls both
+ * entry points and checks the outcome. */
+static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int map_raw, reader *in) {
+    alphamoe_sizes z;
+    memset(&z, 0, sizeof z);
+    z.struct_size = sizeof z;
+    CHECK(alphamoe_router_sizes(r, &z) == ALPHAMOE_OK, "sizes of a valid router");
+    check_sizes(p, &z);
+
+    const uint8_t mode = (uint8_t)take(in, 1);
+    const uint32_t m_raw = (uint32_t)take(in, 4);
+    const int32_t M = (mode & 1) ? (int32_t)m_raw : (int32_t)(m_raw % ((uint32_t)p->max_tokens + 1u));
+    check_select(r, p, M, in);
+
+    const int32_t E = p->num_experts;
+    const int64_t stride = p->logits_row_stride;
+    const int64_t rows = p->max_tokens > 0 ? p->max_tokens : 1;
+    if (z.sorted_token_ids.elements > FUZZ_MAX_BUFFER_ELEMENTS || z.topk_ids.elements > FUZZ_MAX_BUFFER_ELEMENTS ||
+        stride > FUZZ_MAX_BUFFER_ELEMENTS / rows)
+        return; /* validated and sized: too big to route here */
+
+    /* Damage: NULL pointers, misaligned pointers, short capacities, a short
+     * struct. Optional outputs left out (NULL) are no damage at all. */
+    const uint16_t nulls = (uint16_t)take(in, 2);
+    const uint16_t misaligned = (uint16_t)take(in, 2);
+    const uint8_t shorts = (uint8_t)take(in, 1);
+    /* Pointers move by 1 to 3 bytes (16-bit logits by 1), never a whole
+     * element, so that an accepted call still writes where the plan's
+     * arrays are. */
+    const uint8_t by_raw = (uint8_t)take(in, 1);
+
+    call_setup c;
+    memset(&c, 0, sizeof c);
+    CHECK(host_plan_alloc(&c.plan, r, 1) == 0, "host_plan_alloc");
+    host_plan_poison(&c.plan);
+    /* The correction bias (raw fp32 bits) and the expert map (raw, or a
+     * local id of [0, L) or -1), each with a guard. */
+    c.bias = malloc(((size_t)E + TEST_GUARD) * 4u);
+    c.map = malloc(((size_t)E + TEST_GUARD) * 4u);
+    CHECK(c.bias && c.map, "out of memory");
+    for (int32_t e = 0; e < E + TEST_GUARD; ++e) {
+        const uint32_t bits = e < E ? (uint32_t)take(in, 4) : 0xB1A5B1A5u;
+        memcpy(&c.bias[e], &bits, 4);
+    }
+    for (int32_t e = 0; e < E + TEST_GUARD; ++e) {
+        const uint32_t v = e < E ? (uint32_t)take(in, 4) : 0x3A93A93Au;
+        c.map[e] = map_raw || e >= E ? (int32_t)v : (int32_t)(v % ((uint32_t)p->local_expert_count + 1u)) - 1;
+    }
+    /* The rest of the input is the logits' bits, repeated as needed. */
+    const size_t type_bytes = logits_type_bytes(p->logits_type);
+    const int64_t n_logits = rows * stride;
+    c.logits_bytes = (size_t)n_logits * type_bytes;
+    c.logits = malloc(c.logits_bytes ? c.logits_bytes : 1);
+    c.values = malloc((size_t)n_logits * sizeof(float));
+    CHECK(c.logits && c.values, "out of memory");
+    unsigned char *bytes = c.logits;
+    for (size_t i = 0; i < c.logits_bytes; ++i) bytes[i] = next_byte(in, i);
+    for (int64_t i = 0; i < n_logits; ++i) {
+        if (p->logits_type == ALPHAMOE_LOGITS_F32) {
+            c.values[i] = ((const float *)c.logits)[i];
+        } else {
+            const uint16_t h = ((const uint16_t *)c.logits)[i];
+            c.values[i] = p->logits_type == ALPHAMOE_LOGITS_BF16 ? bf16_value(h) : f16_value(h);
+        }
+    }
+    /* One workspace for every input: megabytes allocated afresh each time
+     * cost more than the call. */
+    static unsigned char *workspace;
+    static size_t workspace_capacity;
+    c.workspace_raw_bytes = (size_t)z.workspace.bytes + 64;
+    if (c.workspace_raw_bytes > workspace_capacity) {
+        free(workspace);
+        workspace_capacity = c.workspace_raw_bytes;
+        workspace = aligned_alloc(64, (workspace_capacity + 63) / 64 * 64);
+        CHECK(workspace != NULL, "out of memory");
+    }
+    c.workspace_raw = workspace;
+    memset(c.workspace_raw, 0, c.workspace_raw_bytes);
+    c.buffers = c.plan.buffers;
+    c.buffers.workspace = c.workspace_raw;
+    c.buffers.workspace_bytes = (size_t)z.workspace.bytes;
+    c.buffers.correction_bias = c.bias;
+    c.buffers.expert_map = c.map;
+    c.logits_arg = c.logits;
+
+    const alphamoe_router *router_arg = (mode & 2) && (shorts & 0x80) ? NULL : r;
+    alphamoe_buffers *bp = (mode & 4) && (shorts & 0x40) ? NULL : &c.buffers;
+    for (int f = 0; f < F_COUNT; ++f) {
+        if (nulls & (1u << f)) set_pointer(&c.buffers, &c.logits_arg, f, NULL);
+        void *ptr = pointer_of(&c.buffers, &c.logits_arg, f);
+        const size_t by = f == F_WORKSPACE ? 1u + by_raw % 15u
+                          : f == F_LOGITS && type_bytes == 2 ? 1u
+                                                             : 1u + by_raw % 3u;
+        if ((misaligned & (1u << f)) && ptr) set_pointer(&c.buffers, &c.logits_arg, f, (char *)ptr + by);
+    }
+    if (shorts & 1) c.buffers.sorted_token_ids_capacity -= 1 + (int64_t)take(in, 1);
+    if (shorts & 2) c.buffers.expert_ids_capacity -= 1 + (int64_t)take(in, 1);
+    if (shorts & 4) c.buffers.workspace_bytes -= 1 + take(in, 1) % (uint64_t)z.workspace.bytes;
+    if (shorts & 8) c.buffers.struct_size = take(in, 1) % sizeof c.buffers;
+    if (shorts & 16) c.buffers.sorted_token_ids_capacity = (int64_t)take(in, 8);
+    if (shorts & 32) c.buffers.expert_ids_capacity = (int64_t)take(in, 8);
+
+    for (int gpu = 0; gpu < 2; ++gpu) {
+        const status_set wrong = call_violations(router_arg, p, &z, M, c.logits_arg, bp, gpu);
+        snapshot snap;
+        snapshot_take(&snap, &c, E);
+        const alphamoe_status st = gpu ? alphamoe_route(router_arg, M, c.logits_arg, bp, NULL)
+                                       : alphamoe_route_host(router_arg, M, c.logits_arg, bp);
+        if (gpu || st != ALPHAMOE_OK) {
+            /* With the driver hidden a valid GPU call ends at NO_DRIVER, but
+             * where the kernels do not hold the flavour. */
+            const status_set gpu_end = p->num_groups > FUZZ_MAX_GPU_GROUPS ? S(ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
+                                                                           : S(ALPHAMOE_ERROR_NO_DRIVER);
+            const status_set allowed = wrong ? wrong : (gpu ? gpu_end : 0u);
+            CHECK((allowed & S(st)) != 0, "%s: status %d (%s), allowed set 0x%x, M=%d",
+                  gpu ? "alphamoe_route" : "alphamoe_route_host", (int)st, alphamoe_status_string(st), allowed, M);
+            snapshot_expect_same(&snap, gpu ? "alphamoe_route" : "alphamoe_route_host");
+            continue;
+        }
+        /* The inputs stay as they were. */
+        CHECK(memcmp(snap.copy[F_LOGITS], c.logits, c.logits_bytes) == 0, "the logits were written");
+        CHECK(memcmp(snap.copy[F_BIAS], c.bias, ((size_t)E + TEST_GUARD) * 4u) == 0, "the bias was written");
+        CHECK(memcmp(snap.copy[F_MAP], c.map, ((size_t)E + TEST_GUARD) * 4u) == 0, "the expert map was written");
+        snapshot_free(&snap);
+        CHECK(wrong == 0, "alphamoe_route_host accepted a call with violations 0x%x", wrong);
+        /* Optional outputs that were left out: compare them too, they must
+         * still be poison. validate_plan and compare_plans read only the
+         * ones that were passed. */
+        host_plan got = c.plan;
+        if (!c.buffers.expert_counts) got.expert_counts = NULL;
+        if (!c.buffers.expert_offsets) got.expert_offsets = NULL;
+        if (!c.buffers.pair_to_sorted) got.pair_to_sorted = NULL;
+        got.buffers.expert_map = c.map;
+        char why[512];
+        CHECK(validate_plan(&got, M, why, sizeof why) == 0, "plan invalid: %s", why);
+        /* The second implementation of the contract, from the fp32 values
+         * of the logits. */
+        host_plan want;
+        CHECK(host_plan_alloc(&want, r, 1) == 0, "host_plan_alloc");
+        host_plan_poison(&want);
+        const flavour_call call = {p, M, c.values, c.bias, c.map};
+        flavour_reference_route(&call, &want);
+        CHECK(compare_plans(&want, &got, M, flavour_weight_tolerance(p), why, sizeof why) == 0,
+              "differs from the second implementation: %s (M=%d)", why, M);
+        host_plan_free(&want);
+        /* A second call on fresh poison: same bytes, and nothing outside the
+         * live extents written (compare_plans checks both). */
+        host_plan again;
+        CHECK(host_plan_alloc(&again, r, 1) == 0, "host_plan_alloc");
+        host_plan_poison(&again);
+        host_plan again_view = again;
+        if (!c.buffers.expert_counts) again_view.buffers.expert_counts = again_view.expert_counts = NULL;
+        if (!c.buffers.expert_offsets) again_view.buffers.expert_offsets = again_view.expert_offsets = NULL;
+        if (!c.buffers.pair_to_sorted) again_view.buffers.pair_to_sorted = again_view.pair_to_sorted = NULL;
+        again_view.buffers.correction_bias = c.bias;
+        again_view.buffers.expert_map = c.map;
+        CHECK(alphamoe_route_host(r, M, c.logits_arg, &again_view.buffers) == ALPHAMOE_OK, "second call");
+        CHECK(compare_plans(&got, &again_view, M, 0.0f, why, sizeof why) == 0, "second call differs: %s", why);
+        /* The left-out optional outputs of the first call: untouched. */
+        const int64_t opt_n[] = {z.expert_counts.elements, z.expert_offsets.elements, z.pair_to_sorted.elements};
+        int32_t *opt[] = {c.plan.expert_counts, c.plan.expert_offsets, c.plan.pair_to_sorted};
+        const int passed[] = {c.buffers.expert_counts != NULL, c.buffers.expert_offsets != NULL, c.buffers.pair_to_sorted != NULL};
+        for (int o = 0; o < 3; ++o)
+            for (int64_t i = 0; !passed[o] && i < opt_n[o] + TEST_GUARD; ++i)
+                CHECK(opt[o][i] == TEST_POISON_I32, "optional output %d left out but written at %lld", o, (long long)i);
+        host_plan_free(&again);
+    }
+    free(c.logits);
+    free(c.values);
+    free(c.bias);
+    free(c.map);
+    host_plan_free(&c.plan);
+}
+
+/* ------------------------------------------------------------ parameters */
+
+/* A divisor of E near 1 + v % E (0 groups one time in four, 1 another). */
+static int32_t fold_groups(uint32_t v, int32_t E) {
+    if (v % 4 == 0) return 0;
+    if (v % 4 == 1) return 1;
+    int32_t g = 1 + (int32_t)((v / 4) % (uint32_t)E);
+    while (E % g) --g;
+    return g;
+}
+
+/* The routing flavours' fields, raw or folded into valid values for the
+ * first-version fields already read (E, k and flags, which this may fix
+ * up so that the set stays valid). */
+static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
+    const uint8_t raw = (uint8_t)take(in, 1);
+    const uint32_t scoring = (uint32_t)take(in, 4), type = (uint32_t)take(in, 4);
+    const uint32_t groups = (uint32_t)take(in, 4), keep = (uint32_t)take(in, 4);
+    const uint32_t scale = (uint32_t)take(in, 4), begin = (uint32_t)take(in, 4), count = (uint32_t)take(in, 4);
+    const uint32_t reserved = (uint32_t)take(in, 4);
+    *map_raw = (raw & 128) != 0;
+    const int32_t E = p->num_experts >= 1 && p->num_experts <= ALPHAMOE_MAX_EXPERTS ? p->num_experts : 1;
+    p->scoring = (raw & 1) ? (int32_t)scoring : (int32_t)(scoring % 2);
+    p->logits_type = (raw & 2) ? (int32_t)type : (int32_t)(type % 3);
+    if (raw & 4) {
+        p->num_groups = (int32_t)groups;
+        p->topk_groups = (int32_t)keep;
+    } else {
+        p->num_groups = fold_groups(groups, E);
+        const int32_t g = p->num_groups > 1 ? p->num_groups : 1;
+        int32_t kept = (int32_t)(keep % (uint32_t)(g + 1));
+        while (kept > 0 && kept < g && (int64_t)kept * (E / g) < p->top_k) ++kept;
+        p->topk_groups = kept;
+    }
+    if (raw & 8) {
+        memcpy(&p->routed_scaling_factor, &scale, 4);
+    } else {
+        static const float table[] = {0.0f, 1.0f, 2.5f, 2.827f, 1e-30f, 3e38f, 0.5f};
+        float x = table[scale % 8 < 7 ? scale % 8 : 0];
+        if (scale % 8 == 7) {
+            const uint32_t bits = (scale >> 3) & 0x7f7fffffu; /* positive and finite */
+            memcpy(&x, &bits, 4);
+        }
+        p->routed_scaling_factor = x;
+    }
+    if (raw & 16) {
+        p->local_expert_begin = (int32_t)begin;
+        p->local_expert_count = (int32_t)count;
+    } else {
+        p->local_expert_begin = 0;
+        p->local_expert_count = 0;
+        p->flags &= ~ALPHAMOE_FLAG_EXPERT_MAP;
+        switch (count % 3) {
+        case 1:
+            p->local_expert_count = 1 + (int32_t)((count / 3) % (uint32_t)E);
+            p->local_expert_begin = (int32_t)(begin % (uint32_t)(E - p->local_expert_count + 1));
+            break;
+        case 2:
+            p->local_expert_count = 1 + (int32_t)((count / 3) % (uint32_t)E);
+            p->flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+            break;
+        default: break;
+        }
+    }
+    p->reserved = (raw & 32) ? reserved : 0u;
+    /* Folded flags stay valid with the flavour: a bias needs sigmoid
+     * scoring, the shared expert softmax without groups. */
+    if (!(raw & 1)) {
+        if (p->scoring != ALPHAMOE_SCORING_SIGMOID) p->flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
+        if (p->scoring != ALPHAMOE_SCORING_SOFTMAX || p->num_groups > 1) p->flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
+    }
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    (void)argv;
+    /* Before the library's first driver call: a valid GPU call must stop at
+     * ALPHAMOE_ERROR_NO_DRIVER, never launch on the fuzzer's host buffers. */
+    setenv("ALPHAMOE_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1);
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    reader in = {data, size, 0};
+    const uint8_t raw = (uint8_t)take(&in, 1);
+    alphamoe_params p;
+    memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    const uint32_t e = (uint32_t)take(&in, 4), k = (uint32_t)take(&in, 4), bm = (uint32_t)take(&in, 4);
+    const uint32_t max = (uint32_t)take(&in, 4), flags = (uint32_t)take(&in, 4), spec = (uint32_t)take(&in, 4);
+    const uint64_t stride = take(&in, 8);
+    p.num_experts = (raw & 1) ? (int32_t)e : 1 + (int32_t)(e % ALPHAMOE_MAX_EXPERTS);
+    const int32_t max_k = p.num_experts >= 1 && p.num_experts < 16 ? p.num_experts : 16;
+    p.top_k = (raw & 2) ? (int32_t)k : 1 + (int32_t)(k % (uint32_t)max_k);
+    p.block_m = (raw & 4) ? (int32_t)bm : 1 + (int32_t)(bm % ALPHAMOE_MAX_BLOCK_M);
+    p.flags = (raw & 16) ? flags : flags & ALPHAMOE_FLAG_ALL & (p.top_k >= 2 ? ~0u : ~ALPHAMOE_FLAG_SHARED_EXPERT);
+    p.force_specialization = (raw & 32) ? (int32_t)spec : (int32_t)(spec % 4);
+    p.logits_row_stride = (raw & 64) ? (int64_t)stride : (stride % 3 == 0 ? 0 : p.num_experts + (int64_t)(stride % 9));
+    if (raw & 128) p.struct_size = take(&in, 1) % (sizeof p + 8);
+    int map_raw = 0;
+    const uint8_t large = (uint8_t)take(&in, 1);
+    read_flavour(&p, &in, &map_raw);
+    if (raw & 8) {
+        p.max_tokens = (int32_t)max;
+    } else if (large % 8 == 1) {
+        /* As many tokens as buffers of FUZZ_MAX_BUFFER_ELEMENTS hold. */
+        const int64_t row = p.logits_row_stride > 0 ? p.logits_row_stride : (p.num_experts > 0 ? p.num_experts : 1);
+        const int64_t widest = row > p.top_k ? row : (p.top_k > 0 ? p.top_k : 1);
+        p.max_tokens = (int32_t)(max % (uint32_t)(FUZZ_MAX_BUFFER_ELEMENTS / widest + 1));
+    } else {
+        p.max_tokens = (int32_t)(max % (FUZZ_MAX_TOKENS + 1));
+    }
+
+    const status_set wrong = create_violations(&p);
+    const alphamoe_params before = p;
+    alphamoe_router *r = (alphamoe_router *)&in; /* must stay as it is on failure */
+    const alphamoe_status st = alphamoe_router_create(&p, &r);
+    CHECK(memcmp(&p, &before, sizeof p) == 0, "create changed its input");
+    if (st != ALPHAMOE_OK) {
+        CHECK((wrong & S(st)) != 0,
+              "create: status %d (%s) names nothing wrong (violations 0x%x; E %d k %d bm %d max %d stride %lld flags 0x%x "
+              "spec %d size %zu scoring %d type %d groups %d/%d scale %g local %d+%d reserved %u)",
+              (int)st, alphamoe_status_string(st), wrong, p.num_experts, p.top_k, p.block_m, p.max_tokens,
+              (long long)p.logits_row_stride, p.flags, p.force_specialization, p.struct_size, p.scoring, p.logits_type,
+              p.num_groups, p.topk_groups, (double)p.routed_scaling_factor, p.local_expert_begin, p.local_expert_count,
+              p.reserved);
+        CHECK(r == (alphamoe_router *)&in, "create wrote *out on failure");
+        return 0;
+    }
+    CHECK(wrong == 0, "create accepted parameters with violations 0x%x", wrong);
+    alphamoe_params got;
+    memset(&got, 0, sizeof got);
+    got.struct_size = sizeof got;
+    CHECK(alphamoe_router_get_params(r, &got) == ALPHAMOE_OK, "get_params");
+    const alphamoe_params want = normalized(&p);
+    CHECK(memcmp(&got, &want, sizeof want) == 0, "get_params differs from the parameters given, normalized");
+    fuzz_call(r, &want, map_raw, &in);
+    alphamoe_router_destroy(r);
+    return 0;
+}
