@@ -65,8 +65,8 @@ static int measure_empty(bench_device *d, const sampling_plan *plan, int32_t gra
     const workload w = {"empty-kernel floor", issue_empty, NULL, 1, 0, METRIC_KERNEL_SUM};
     TRY(measure_cold(d, &w, plan, &out->empty));
     /* The first graph a process replays runs slow through all its timed
-     * replays (on the H200, about 1.5 us per call more, on whichever shape
-     * came first), so one is replayed untimed before this one. */
+     * replays, whichever shape it is, so one is replayed untimed before
+     * this one. */
     double untimed = 0.0;
     TRY(graph_per_call(d, issue_empty, NULL, GRAPH_CALLS, 1, &untimed));
     return graph_per_call(d, issue_empty, NULL, GRAPH_CALLS, graph_replays, &out->empty_graph_per_call_us);

@@ -22,8 +22,8 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
     int32_t count[ALPHAMOE_MAX_EXPERTS] = {};
     int32_t offset[ALPHAMOE_MAX_EXPERTS + 1] = {};
     int32_t next[ALPHAMOE_MAX_EXPERTS];
-    // Without expert parallelism every expert is its own local id: the
-    // lookups go, which keeps the first version's path as fast as it was.
+    // Without expert parallelism every expert is its own local id: no
+    // lookup per pair on the path most calls take.
     if (L == p.num_experts && p.local_expert_begin == 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP)) local_of = nullptr;
     for (int32_t pair = 0; pair < pairs; ++pair) {
         const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];

@@ -7,9 +7,9 @@ namespace alphamoe {
 namespace {
 
 // Where each specialization takes over and how grids are shaped, for one
-// image architecture (0: every architecture without a row of its own; the
-// Blackwell images run these until measured there). The shapes named guard
-// each value: alphamoe-bench --sweep moves the boundaries.
+// image architecture (0: every architecture without a row of its own, the
+// Blackwell images included). The shapes named guard each value:
+// alphamoe-bench --sweep moves the boundaries.
 struct Tuning {
     int32_t image_arch;
     // tiny, one CTA, routes up to this many tokens (e512-m8-k10-bm8,

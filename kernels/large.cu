@@ -27,8 +27,8 @@ using namespace alphamoe;
 namespace {
 
 // Up to this many plan experts every thread with an expert polls its counts
-// (measured on the H200: E8 0.3 us faster than waiting for the arrivals;
-// E128 0.6 us slower).
+// (e8-m4096-k2-bm64); with more, so many polling warps crowd L2 that waiting
+// for the arrivals first is faster (e128-m4096-k8-bm64).
 constexpr int kPollingMaxExperts = 32;
 
 struct CtaGroup {
@@ -70,11 +70,9 @@ __device__ __forceinline__ void read_counts(const uint32_t *set, const CtaGroup 
     // than its instruction count: every word sits at a constant offset from
     // one of two addresses (rows of kMaxExperts). The loads carry their own
     // predicates (load_relaxed_if_below), which keeps each address one
-    // offset in every row width. Only the grid's groups are read: every CTA
-    // reads these words at once, about 1 us at E512 M4096 on the H200 when
-    // all 16 group rows were read (128 CTAs, 21 words an expert on
-    // average); the grid's 12 alone took 0.1 us off. 16-bit fields, half
-    // the bytes, measured slower (bench/RESULTS.md).
+    // offset in every row width. Every CTA reads these words at once, so
+    // only the grid's groups are read, as 32-bit words: 16-bit fields, half
+    // the bytes, are slower (e512-m4096-k10-bm64).
     const uint32_t *group_row = set + kWsSetGroupSumsWord + e;
     const uint32_t *member_row = set + kWsSetMemberCountsWord + g.first * kMaxExperts + e;
     uint32_t all, arrived;
@@ -156,10 +154,10 @@ __device__ __forceinline__ void large(const RouteArgs &a) {
             }
             // Every lane of a warp that holds an expert polls, a lane past
             // the last expert on that expert's words: a warp only partly in
-            // the loop (fewer than 32 experts, or 60) costs the CTA's
-            // placement about 1,200 cycles more after it, 0.45 to 0.75 us a
-            // call from 192 tokens on (H200, bench/RESULTS.md). Such a
-            // lane's sums are read nowhere: the plan reads them below L.
+            // the loop (fewer than 32 experts, or 60) slows the CTA's
+            // placement after it (e8-m4096-k2-bm64,
+            // e60-m4096-k4-bm64-qwen2-moe). Such a lane's sums are read
+            // nowhere: the plan reads them below L.
             if ((e & ~31) < L) read_counts(set, g, min(e, L - 1), total, earlier);
             // Expert 0's sums are complete: every CTA has sent its counts.
             if (blockIdx.x == 0 && threadIdx.x == 0) store_relaxed(phase_word, (phase_bit ^ 1u) << 31);

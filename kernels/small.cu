@@ -18,9 +18,9 @@ namespace {
 // Arrives at the cluster barrier, releasing this CTA's shared memory writes
 // to the cluster. A plain (release) arrive releases global memory writes
 // too: a fence at GPU scope that waits until the outputs the CTA has stored
-// so far have landed, which measured 0.22 to 0.34 us of every cluster call
-// on the H200 (bench/RESULTS.md). The fence restricted to shared memory
-// needs PTX ISA 8.6 (CUDA 12.8).
+// so far have landed, on the path of every cluster call (e512-m32-k8-bm16,
+// e512-m128-k8-bm16). The fence restricted to shared memory needs PTX ISA
+// 8.6 (CUDA 12.8).
 __device__ __forceinline__ void arrive_releasing_shared_memory() {
 #if __CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8)
     asm volatile("fence.release.sync_restrict::shared::cta.cluster;" ::: "memory");
@@ -57,8 +57,8 @@ __device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShare
     // A CTA's shared memory must outlive the other CTAs' reads of it: each
     // arrives once its reads are done and waits for the others just before
     // it exits. The sums are the arrive's operands, so it comes after every
-    // remote read has returned, and it needs no release fence (measured
-    // 0.1 to 0.16 us less than the release arrive).
+    // remote read has returned, and it needs no release fence, which the
+    // release arrive would wait for (e512-m32-k8-bm16, e512-m128-k8-bm16).
     asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::"r"(*total), "r"(*earlier) : "memory");
 }
 
@@ -107,9 +107,8 @@ __device__ __forceinline__ void small(const RouteArgs &a) {
         a, sh, [&](int32_t count, int32_t *total, int32_t *earlier, auto /*stage*/) {
             // A token-CTA cluster beyond the portable size reads the
             // counts of up to kMaxTokenCtas CTAs; one within it, of
-            // kMaxClusterCtas: DeepSeek-V3 at 8 tokens with cold code took
-            // 5.10 to 5.22 us reading up to 16, 4.93 to 4.96 reading 8, the
-            // same with warm code (H200, bench/RESULTS.md).
+            // kMaxClusterCtas, whose shorter code is faster cold
+            // (e256-m8-k8-bm64-deepseek-v3 with cold code).
             if (one_cluster && kTokenCtas && gridDim.x > kMaxClusterCtas)
                 exchange_in_cluster<kMaxTokenCtas>(a, sh, count, total, earlier);
             else if (one_cluster)

@@ -281,7 +281,7 @@ static void gpu_block_map_limits(void **state) {
 }
 
 /* Both sides of the limits of the large kernel's staged entry points
- * (pairs_staged, route_args.h), which the host launches where a CTA has at
+ * (stages_pairs, capi/plan.cpp), which the host launches where a CTA has at
  * most 2,048 pairs (204 and 205 tokens of k = 10; 2,048 and 2,049 of
  * k = 1, whose ranks kept at counting reach 127) and more than two an
  * expert on average (102 and 103 tokens of k = 10 at E512; 64 and 65 of
@@ -762,7 +762,7 @@ static void gpu_sanitizer_sweep(void **state) {
                         ALPHAMOE_SPECIALIZATION_TINY, LOGITS_RANDOM, 0, 1, 0};
         run_case(&c, &rng);
     }
-    /* The large kernel's staged entry points (pairs_staged, route_args.h):
+    /* The large kernel's staged entry points (stages_pairs, capi/plan.cpp):
      * 110 tokens a CTA, more than two pairs an expert a CTA in every shape. */
     const alphamoe_device_attributes attrs = current_device_attributes();
     const int32_t grid = selection_for(512, 10, 8, 0, ALPHAMOE_SPECIALIZATION_LARGE, 64 * 256, &attrs).grid_ctas;

@@ -759,7 +759,7 @@ static route_case staged_case(const route_case *shape, int32_t per_cta) {
 }
 
 /* The plain large kernel's staged entry points for 16-bit logits
- * (pairs_staged, route_args.h), bf16 and fp16, on both sides of the limits
+ * (stages_pairs, capi/plan.cpp), bf16 and fp16, on both sides of the limits
  * test_gpu.c's gpu_staged_limits takes fp32 logits through: 204 and 205
  * tokens a CTA of k = 10 at E512, 102 and 103, E64 k = 2 at 64 and 65,
  * blocks whose ids the staged pairs write (block_m 64), and rows of 8 and 4

@@ -104,11 +104,11 @@ __device__ __forceinline__ int32_t mark_token_bits(const RouteArgs &a, CtaShared
     return local;
 }
 
-// Every thread of the CTA calls it once the warps have ranked their tokens.
-// (Marking each token as soon as its warp has ranked it, with the masks
-// cleared behind a barrier before the ranking, measured no faster here:
-// 0.03 to 0.2 us slower at E512 M8, bench/RESULTS.md. It pays in the
-// token warps' plan below, which drops this plan's barriers after it.)
+// Every thread of the CTA calls it once the warps have ranked their tokens
+// (e8-m16-k2-bm64). (Marking each token as soon as its warp has ranked it,
+// with the masks cleared behind a barrier before the ranking, does not pay
+// here, where the plan's barriers follow anyway; it pays in the token
+// warps' plan below, which drops them.)
 __device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, CtaShared &sh) {
     const int e = threadIdx.x;
     const int warp = e >> 5;
@@ -163,8 +163,8 @@ __device__ __forceinline__ void write_few_token_plan_by_cta(const RouteArgs &a, 
 // population counts, then one shuffle of the word and one of its scan for
 // each pair; the expert's first token writes its block id and its
 // padding. No barrier of the whole CTA after the ranking, and no warp but
-// the token warps: the CTA's plan spent about 1,900 cycles on 2 to 8
-// tokens in its chain of barriers, scan and stores (bench/RESULTS.md).
+// the token warps, where the CTA's plan waits on a chain of barriers, a
+// scan and stores (e512-m8-k10-bm8).
 
 constexpr int kPlanBarrier = 1;  // a named barrier; 0 is __syncthreads'
 constexpr int kChosenWords = kMaxExperts / 32;

@@ -81,15 +81,14 @@ __device__ __forceinline__ RowSlice<S> load_row_slice(const RouteArgs &a, const 
 // kernel's, for the plain softmax over them, and the flavoured large
 // kernel's): a row's slots hold its bits until widen_half_row, so its
 // loads stay in flight. Converted where they are issued, the next token's
-// row, loaded while the current one is ranked (select_tokens), is waited
-// for there, before that ranking instead of during it: E512 4096 tokens of
-// bf16 logits took 2.8 us longer than fp32 ones (bench/RESULTS.md). Entry
-// points of their own, because in one entry point the loads of the two
-// widths, on two sides of a branch, meet in moves that wait for them just
-// the same, and the ways around that slowed the fp32 calls. The flavoured
-// tiny and small kernels, where the library picks them, hold a token a
-// warp, so their loads have no ranking to overlap, and convert where they
-// load.
+// row, loaded while the current one is ranked (select_tokens), would be
+// waited for there, before that ranking instead of during it
+// (e512-m4096-k10-bm64-bf16). Entry points of their own, because in one
+// entry point the loads of the two widths, on two sides of a branch, meet
+// in moves that wait for them just the same, and the ways around that slow
+// the fp32 calls. The flavoured tiny and small kernels, where the library
+// picks them, hold a token a warp, so their loads have no ranking to
+// overlap, and convert where they load.
 __device__ __forceinline__ float load_half_bits(const char *row, int e) {
     return __uint_as_float(load_streamed(reinterpret_cast<const unsigned short *>(row) + e));
 }
@@ -105,14 +104,10 @@ __device__ __forceinline__ float half_negative_infinity_bits(int32_t logits_type
 
 // load_row_slice's 16-bit slots, as bits, loaded the way fp32 rows are:
 // one address at constant offsets, and slots past the candidates load
-// nothing and hold the bits of -inf. An address per slot (min(i * 32 +
-// lane, n - 1)) cost a row of 16 slots about 50 more instructions a token
-// (E512 16384 tokens of bf16 logits: 11.4 million warp instructions
-// against fp32's 9.0). Measured on the H200 with widen_half_row's one branch
-// (bench/RESULTS.md): bf16 logits at E512 16384 tokens 19.30 to 17.19 us,
-// 4096 tokens 8.70 to 8.32, E256 8192 tokens 9.69 to 9.39; in the
-// flavoured large kernel, DeepSeek-V3 over bf16 logits at 4096 tokens
-// 13.50 to 13.40.
+// nothing and hold the bits of -inf, where an address per slot
+// (min(i * 32 + lane, n - 1)) costs every slot of a row more instructions
+// (e512-m16384-k10-bm8-bf16, e512-m4096-k10-bm64-bf16,
+// e256-m8192-k8-bm64-bf16, e256-m4096-k8-bm64-deepseek-v3-bf16).
 template <int S>
 __device__ __forceinline__ RowSlice<S> load_half_row_bits(const RouteArgs &a, const char *row, int n_candidates,
                                                           int lane) {
@@ -159,12 +154,10 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
     // 256 experts) take the exponentials of slots 8 to 11 and 12 to 15
     // only where the row reaches them (Kimi-K2's 384 experts fill 12), and
     // keep a division a slot, taken inside the key's condition so that
-    // only the slots in the row divide. Measured on the H200
-    // (bench/RESULTS.md), Kimi-K2 at 4096 tokens: the exponentials skipped
-    // 12.97 to 12.85 us; the fast path over all 16 slots 0.46 us slower,
-    // the divisions of all 16 slots 1.08; the fast path over the slots the
-    // row reaches 0.25 faster, but with cold code 0.45 slower, and 0.75
-    // slower for E512 with an expert map, which runs none of it.
+    // only the slots in the row divide (e384-m4096-k8-bm64-kimi-k2). The
+    // fast path over the slots the row reaches pays only with warm code
+    // (e384-m4096-k8-bm64-kimi-k2 with cold code), and its code slows the
+    // calls that run none of it (e512-m4096-k10-bm64-ep-map64).
     float e[S], score[S];
 #pragma unroll
     for (int i = 0; i < (S <= 8 ? S : 8); ++i) e[i] = alphamoe_sigmoid_exp(row.value[i]);
@@ -219,10 +212,8 @@ __device__ __forceinline__ void merge_best_two(uint32_t &best, uint32_t &second,
 // chain of 5 shuffle rounds, where a reduction a group (two REDUXes and a
 // vote each) is a chain per group, the groups one after the other: each
 // warp-wide instruction, in a region the compiler guards for divergence,
-// ends a block it moves no code across. Measured on the H200
-// (bench/RESULTS.md), against a reduction a group: DeepSeek-V3 at 128
-// tokens 7.17 to 6.34 us, at 4096 tokens 13.95 to 12.19 (over bf16
-// logits 13.42 to 11.68).
+// ends a block it moves no code across (e256-m128-k8-bm64-deepseek-v3,
+// e256-m4096-k8-bm64-deepseek-v3 and its -bf16 twin).
 template <int S>
 __device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S], bool pair_sum, int lane) {
     static_assert(S >= 1 && S <= 32 && (S & (S - 1)) == 0, "a power of two of slots");
@@ -270,8 +261,8 @@ __device__ __forceinline__ uint32_t groups_of_32_score(const uint32_t (&key)[S],
 // comparisons with no loop, for the per-token code of the warps' rankings;
 // a lane from `groups` on holds kNoCandidateKey, below every group's score
 // key, and sits after every group, so it puts no group behind it. (The
-// CTA's one-token ranking keeps the loop: unrolled there, DeepSeek-V3's
-// calls of one and eight tokens measured 0.3 us slower on the H200.)
+// CTA's one-token ranking keeps the loop, which is faster there:
+// e256-m1-k8-bm64-deepseek-v3, e256-m8-k8-bm64-deepseek-v3.)
 template <bool kUpTo8Groups = false>
 __device__ __forceinline__ uint32_t best_groups(uint32_t my_group, int groups, int kept, int lane) {
     int ahead = 0;
@@ -302,9 +293,7 @@ __device__ __forceinline__ void keep_best_groups(const RouteArgs &a, int lane, u
     // are reduced together (groups_of_32_score). Only up to 8 slots: in
     // the 16-slot entries (E > 256, more than 8 such groups) the code would
     // be long, and skipping it costs the other flavours of those entries a
-    // fetch of cold code (measured: Kimi-K2 at one token 1 us slower with
-    // the instruction caches evicted, when the groups were reduced one
-    // after the other).
+    // fetch of cold code (e384-m1-k8-bm64-kimi-k2 with cold code).
     if (S <= 8 && a.num_experts == groups * 32) {
 #pragma unroll
         for (int g = 0; g < S; ++g) group_of[g] = g < groups ? g : -1;

@@ -3,20 +3,16 @@
 // ranked as values that are never equal.
 //
 // With 8 or 11 significant bits the top of a row often holds equal logits,
-// and equal candidates send rank_gathered through its pass over the list
-// (E512 4096 tokens of bf16 logits 10.42 us against 8.77 ranked as 64-bit
-// keys with ids, bench/RESULTS.md). But a 16-bit logit's ordering key and
-// its id fit one 32-bit word: key << 16 | (0xffff - id) orders as the
-// contract does (a larger logit, or an equal one and a lower id, first), and
-// no two experts share one. So the candidates are ranked by one 32-bit
-// comparison each, with no check for equal values, and every slot costs
-// only its widening, a maximum and a comparison with the threshold.
-// Measured on the H200 against keys with ids (bench/RESULTS.md): bf16
-// logits at E512 16384 tokens 19.90 to 19.32 us, 4096 tokens 8.86 to 8.74
-// (8.83 to 8.69 per call in a graph), E256 8192 tokens 10.75 to 9.63, E128
-// 4096 tokens 6.50 to 6.27. Each slot's candidate made its rank value
-// where it was gathered first, which put that code behind a branch per
-// slot: E512 4096 tokens then took 9.70 us.
+// and equal candidates send rank_gathered through its pass over the list.
+// But a 16-bit logit's ordering key and its id fit one 32-bit word:
+// key << 16 | (0xffff - id) orders as the contract does (a larger logit, or
+// an equal one and a lower id, first), and no two experts share one. So the
+// candidates are ranked by one 32-bit comparison each, with no check for
+// equal values, and every slot costs only its widening, a maximum and a
+// comparison with the threshold. Each candidate makes its rank value once
+// it is gathered: made in the slots, that code would sit behind a branch
+// per slot (e512-m16384-k10-bm8-bf16, e512-m4096-k10-bm64-bf16,
+// e256-m8192-k8-bm64-bf16, e128-m4096-k8-bm64-bf16).
 #ifndef ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
 #define ALPHAMOE_KERNELS_HALF_ROW_RANK_CUH
 

@@ -3,10 +3,8 @@
 // a sigmoid with its division, a correction bias, the group scores, cost
 // warp 0 many times a plain row's when it takes them over all its slots;
 // here thread t holds expert t's key and takes them once. The ranking
-// that follows is one_token_select.cuh's, over keys rather than logits;
-// its counting and gathering steps are written out in both files, since
-// with them in one shared function ptxas laid out the plain kernels
-// anew (bench/RESULTS.md, 2026-12-01, run 1).
+// that follows is one_token_select.cuh's (gather_cta_candidates,
+// rank_gathered), over keys rather than logits.
 #ifndef ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_FLAVOURED_CUH
 #define ALPHAMOE_KERNELS_ONE_TOKEN_SELECT_FLAVOURED_CUH
 

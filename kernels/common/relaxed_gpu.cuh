@@ -19,7 +19,7 @@ __device__ __forceinline__ uint32_t load_relaxed(const uint32_t *p) {
 // inside, as the load's own predicate. So the address is formed whether or
 // not the load runs: the compiler cannot sink it into a branch and rebuild
 // it there, per load. And no comparison outlives its load: for a row of
-// loads, results computed outside were packed into the bits of one
+// loads, results computed outside would be packed into the bits of one
 // register, an instruction each.
 __device__ __forceinline__ uint32_t load_relaxed_if_below(int32_t i, int32_t n, const uint32_t *p,
                                                           uint32_t otherwise) {

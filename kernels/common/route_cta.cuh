@@ -45,8 +45,7 @@ struct CtaShared {
         // After phase 1: the CTA's count of each expert, for the other CTAs
         // of a cluster to read (the small kernel). 16 bits, which a cluster
         // CTA's pairs fit (kMaxClusterCtaTokens): the other CTAs' reads move
-        // half the bytes of 32-bit counts (on the H200, CTA 0 read them in
-        // about 15% fewer cycles).
+        // half the bytes of 32-bit counts.
         uint16_t published_counts[kMaxExperts];
     };
     int32_t base[kMaxExperts];        // group offset + pairs of earlier CTAs
@@ -290,12 +289,11 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
         __syncwarp();
     }
     if (!any) return;
-    // Two tokens per loop step in the plain kernels, measured on the H200:
-    // E512 M16384 -0.24 us, E256 M8192 -0.16 us. The flavoured kernels keep
-    // one: two would spill. The next row's loads stay conditional: loading
-    // a row again after the last token, so that no loaded row is moved,
-    // measured 2.5 us slower at M16384 (the warp then waits for that load
-    // when memory is busiest).
+    // Two tokens per loop step in the plain kernels (e512-m16384-k10-bm8,
+    // e256-m8192-k8-bm64). The flavoured kernels keep one: two would spill.
+    // The next row's loads stay conditional: loading a row again after the
+    // last token, so that no loaded row is moved, makes the warp wait for
+    // that load when memory is busiest (e512-m16384-k10-bm8).
 #pragma unroll (kFlavoured || kTokenAWarp ? 1 : 2)
     for (int32_t t = range.begin; t < range.end; ++t) {
         RowSlice<S> current = next;
@@ -331,8 +329,7 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             warp_rank_row<S>(current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen, largest);
         }
         // A warp of one token ranks nothing after it: the weights' sum goes
-        // through its scratch, as in the one-token rankings (E512 8 tokens
-        // 0 to 0.08 us faster on the H200, bench/RESULTS.md).
+        // through its scratch, as in the one-token rankings (e512-m8-k10-bm8).
         float *sum_terms = kTokenAWarp ? reinterpret_cast<float *>(sh.rank_scratch[warp].gathered.value) : nullptr;
         write_token<S, kShared, kFlavoured, kTokenAWarp>(a, sh, t, (t - range.begin) * a.top_k, current,
                                                          shared_logit, id, chosen, largest, tally, sum_terms);
@@ -408,15 +405,13 @@ __device__ __forceinline__ uint32_t *block_map(CtaShared &sh) {
 
 // A group's map entries are written by its own thread up to this many
 // blocks, a loop step each; a longer group's further blocks by its warp
-// (the shared expert's group, or any with many pairs). Each step of one
-// thread's loop costs about 20 cycles (E512 4096 tokens in shared-expert
-// mode, 64 blocks: 0.7 us on the H200), and the warp writes its groups
-// one after the other, each a ballot, three shuffles and a loop (E256
-// 8192 tokens, about 5 blocks an expert: 1.8 us slower when every group
-// above 4 blocks was the warp's). Unrolled, with a predicate a
-// block (eight, then a loop to 16), the thread's steps measured 0.05 to
-// 0.07 us slower at E512 32 and 128 tokens and 0.29 for DeepSeek-V3 at
-// 128, where most groups are a block or two.
+// (the shared expert's group, or any with many pairs): one thread's steps
+// add up along a long group (e512-m4096-k10-bm64-shared, 64 blocks), and
+// the warp writes its groups one after the other, each a ballot, three
+// shuffles and a loop (e256-m8192-k8-bm64, about 5 blocks an expert).
+// Unrolled, with a predicate a block, the thread's steps are slower where
+// most groups are a block or two (e512-m32-k8-bm16, e512-m128-k8-bm16,
+// e256-m128-k8-bm64-deepseek-v3).
 constexpr int32_t kBlockMapOwnBlocks = 8;
 // The most blocks per plan expert, on average, of a call planned from the
 // block map.
@@ -460,8 +455,8 @@ __device__ __forceinline__ int32_t warp_pair_expert(const RouteArgs &a, const Ct
     return kFlavoured ? local_expert(a, a.topk_ids[p]) : a.topk_ids[p];
 }
 
-// Staged placement (the large kernel's staged entry points, where
-// pairs_staged holds, route_args.h): with each pair's rank kept at
+// Staged placement (the large kernel's staged entry points, where the
+// host plans it, kPlanStagedPairs): with each pair's rank kept at
 // counting, the CTA lists its pairs in plan order (by expert, then pair)
 // once it has sent its counts, each at its expert's run start in the list
 // plus the pairs of the CTA's earlier warps and its rank; once the groups'
@@ -544,11 +539,10 @@ __device__ __forceinline__ void write_staged_pairs(const RouteArgs &a, const Cta
 // token's experts one local id: the warp takes its pairs in order, 32 a
 // step (a lane each). A pair's position is its local id's next one plus
 // the pairs of that id on lower lanes of the step (one match), and the
-// highest of those lanes advances the share. Measured on the H200: E512
-// 4096 tokens with a 64-expert map 0.19 to 0.24 us faster than a match
-// per token; without a map, where a token's ids are distinct and
-// place_pairs_by_rows needs no match, 0.2 to 0.27 us slower than its step
-// per token.
+// highest of those lanes advances the share: fewer matches than one a
+// token (e512-m4096-k10-bm64-ep-map64). Without a map a token's ids are
+// distinct, and place_pairs_by_rows' step per token, with no match, is
+// faster.
 __device__ __forceinline__ void place_mapped_pairs_by_rows(const RouteArgs &a, CtaShared &sh, TokenRange range) {
     const int lane = threadIdx.x & 31;
     int32_t *running = sh.warp_counts[threadIdx.x >> 5];
@@ -603,11 +597,10 @@ __device__ __forceinline__ void place_pairs_by_rows(const RouteArgs &a, CtaShare
 }
 
 // The least block_m at which the staged placement writes the block ids
-// (write_staged_pairs). Measured on the H200: E8 4096 tokens, block_m 64,
-// 136 blocks, 0.13 us faster than CTA 0's search of the group starts; E512
-// 16384 tokens, block_m 8, 21,000 blocks, 0.4 us slower, each line of ids
-// written 4 bytes at a time by several CTAs, where the search's warps write
-// whole lines.
+// (write_staged_pairs) rather than CTA 0 searching the group starts: it
+// pays for few large blocks (e8-m4096-k2-bm64); with many small ones each
+// line of ids is written 4 bytes at a time by several CTAs, where the
+// search's warps write whole lines (e512-m16384-k10-bm8).
 constexpr int32_t kPlacedBlockIdsMinBlockM = 32;
 
 // Whether the CTA listed its pairs (stage_ranked_pairs), and thread e's
@@ -619,13 +612,11 @@ struct StagedPairs {
 
 // The most bits of an expert's block count (at most 3 blocks) for which
 // place_pairs' block scan, where asked (kFewBlocksScan), takes a ballot
-// per bit (block_scan.cuh) instead of its chain of five shuffles.
-// Measured on the H200 (bench/RESULTS.md), in the small kernel: E128 64
-// tokens -0.03 to -0.06 us, E256 64 tokens 0 to -0.03, DeepSeek-V3 128
-// tokens with cold code -0.05. Up to 31 blocks (5 bits) it was slower
-// (E512 128 tokens +0.10 to +0.16 us), and with its code built into the
-// large kernel, unused, so was E256 1024 tokens (+0.03 to +0.10): only
-// the small kernel asks for it.
+// per bit (block_scan.cuh) instead of its chain of five shuffles
+// (e128-m64-k8-bm64, e256-m64-k8-bm64, e256-m128-k8-bm64-deepseek-v3 with
+// cold code). Up to 31 blocks (5 bits) it is slower (e512-m128-k10-bm8),
+// and its code built into the large kernel, unused, slows it
+// (e256-m1024-k8-bm64): only the small kernel asks for it.
 constexpr int kFewBlocksScanMaxBits = 2;
 
 // Phase 3: group offsets from the totals (thread e holds expert e's), then
@@ -659,11 +650,11 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
                         ? block_exclusive_scan_below_32(g.blocks, sh.scan_scratch, &g.live_blocks, bits)
                         : block_exclusive_scan(g.blocks, sh.scan_scratch, &g.live_blocks);
     // Where most groups are long (few experts, many tokens), walking the
-    // runs costs less than mapping every block (E8 4096 tokens, 17 blocks
-    // an expert: 0.3 us on the H200); the bound also keeps the map within
-    // its rows. The flavoured kernels walk them where they count by rows:
-    // mapped, DeepSeek-V3 and Kimi-K2 at 4096 tokens measured 0.6 to 1 us
-    // slower (bf16 logits and an expert map 0.3 to 0.4 us faster).
+    // runs costs less than mapping every block (e8-m4096-k2-bm64, 17 blocks
+    // an expert); the bound also keeps the map within its rows. The
+    // flavoured kernels walk them where they count by rows
+    // (e256-m4096-k8-bm64-deepseek-v3, e384-m4096-k8-bm64-kimi-k2), though
+    // mapping would pay with an expert map (e512-m4096-k10-bm64-ep-map64).
     g.mapped = g.live_blocks <= kBlockMapMaxMeanBlocks * a.plan_experts && (token_bits || !kFlavoured);
     const int32_t offset = g.first_block * bm;
     if (e < a.plan_experts) {
@@ -686,8 +677,9 @@ __device__ __forceinline__ PlanGroups place_pairs(const RouteArgs &a, CtaShared 
 }
 
 // The largest block_m whose padding runs (at most block_m - 1 sentinels)
-// are written by a few lanes per expert: measured on the H200, that beats
-// a warp walking the groups one by one; with block_m 64 the warp wins.
+// are written by a few lanes per expert, which beats a warp walking the
+// groups one by one (e512-m16384-k10-bm8); with block_m 64 the warp wins
+// (e8-m4096-k2-bm64).
 constexpr int32_t kShortRunMaxBlockM = 16;
 
 // With kFlagTailFill: sentinels from the live length to the capacity, and
@@ -713,10 +705,9 @@ __device__ __forceinline__ void write_expert_table_entry(const RouteArgs &a, int
 // Everything of the plan that is not a pair position, spread over the grid:
 // padding sentinels, expert_ids, counts, offsets, live length, tail fill.
 // With long runs each expert's entries of the table are written by the lane
-// that reads its group, in the same pass (E256 64 tokens -0.03 us on the
-// H200, bench/RESULTS.md); with short runs in a pass of their own, a thread
-// an expert: written by the groups' first lanes instead, E512 32 tokens
-// measured 0.04 to 0.05 us slower.
+// that reads its group, in the same pass; with short runs in a pass of
+// their own, a thread an expert, which beats the groups' first lanes
+// writing them.
 __device__ __forceinline__ void write_plan_by_runs(const RouteArgs &a, const CtaShared &sh, int cta,
                                                    int num_ctas, bool blocks_placed) {
     const int E = a.plan_experts;
@@ -742,9 +733,8 @@ __device__ __forceinline__ void write_plan_by_runs(const RouteArgs &a, const Cta
         // touch up to 32 runs, one after the other, which costs most where
         // most experts have pairs. G is capped so that a group has at most
         // two experts: a small grid loops over experts, and each pass costs
-        // more than the stores it saves (measured: 16 lanes, 8 experts per
-        // group, +1 us at E512 M32 on two CTAs). With few pairs (fewer than
-        // E / 4) most runs are empty: a thread per expert (G = 1).
+        // more than the stores it saves. With few pairs (fewer than E / 4)
+        // most runs are empty: a thread per expert (G = 1).
         const int run_log2 = sentinel < E / 4 || bm <= 2 ? 0 : 32 - __clz(bm - 2);
         // log2(2 * threads) - ceil(log2(E)): a lower bound of log2 of
         // 2 * threads / E, without a division.
@@ -759,8 +749,7 @@ __device__ __forceinline__ void write_plan_by_runs(const RouteArgs &a, const Cta
             const int32_t begin = sh.offset[e];
             const int32_t end = sh.offset[e + 1];
             // Unrolled: with one lane per expert a run takes up to block_m - 1
-            // steps (measured: rolled, E512 M8 0.26 us slower).
-            // Unsigned: a run may end within `lanes` of INT32_MAX.
+            // steps. Unsigned: a run may end within `lanes` of INT32_MAX.
             for (uint32_t pos = begin + sh.total[e] + sub; pos < static_cast<uint32_t>(end); pos += lanes)
                 a.sorted_token_ids[pos] = sentinel;
             if (blocks_by_expert)
@@ -869,12 +858,10 @@ __device__ __forceinline__ void write_plan_by_block_map(const RouteArgs &a, CtaS
 // Everything of the plan that is not a pair position, once place_pairs
 // has placed the CTA's pairs: from the block map where the blocks fit one
 // (the rows of counts give it their space once every warp has placed its
-// pairs), else by walking the experts' runs. Measured on the H200
-// (bench/RESULTS.md), the map is 0.05 to 0.35 us faster: E512 32 tokens
-// -0.27, 512 -0.25, 4096 -0.23, E256 64 tokens -0.22, DeepSeek-V3 128
-// tokens -0.35. Each step of the runs' walk is a chain of shared-memory
-// loads and branches: about 1,500 cycles in all at E512 32 tokens, the
-// same when run a second time in the same call.
+// pairs), else by walking the experts' runs, each step of which is a
+// chain of shared-memory loads and branches (e512-m32-k8-bm16,
+// e512-m512-k10-bm8, e512-m4096-k10-bm64, e256-m64-k8-bm64,
+// e256-m128-k8-bm64-deepseek-v3).
 __device__ __forceinline__ void write_plan_rest(const RouteArgs &a, CtaShared &sh, const PlanGroups &g,
                                                 bool token_bits) {
     if (!g.mapped) {

@@ -41,7 +41,7 @@ __device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, 
 // of every CTA stamps the global timer (ns, one clock for all SMs) at
 // entry, once the CTA's tokens are counted, once the counts are exchanged
 // and at the end (phases 0, 3, 4 and 6): 4 int64 values per CTA, past the
-// count table (kProfilingWords, route_args.h).
+// count table (kCtaTimerWords, workspace.h).
 __device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
     if (blockIdx.x == 0 && threadIdx.x == 0)
         reinterpret_cast<long long *>(a.workspace + kWsPhaseClockWord)[phase] = clock64();
@@ -78,13 +78,11 @@ __device__ __forceinline__ void prefetch_first_row(const RouteArgs &a, TokenRang
 // The tiny kernel with at most max_tokens tokens, a warp each: warp w's
 // row (token w) toward L2 as soon as the logits may be read, before the
 // token ranges and the choice of ranking that the loads of the row wait
-// for. Returns whether the call has so few tokens. Measured on the H200
-// (bench/RESULTS.md), rows of 16 slots: E512 one token -0.10 us (bf16
-// logits -0.09, shared-expert mode -0.06), 8 tokens -0.03. But where a
-// warp ranks a row of 8 slots or fewer, whose loads come sooner, 0.03 to
-// 0.04 us slower (E256 and DeepSeek-V3 one token, E8 16 tokens):
-// route_kernel_body asks for it for rows of 16 slots, and for one token
-// of 8 that the CTA ranks.
+// for. Returns whether the call has so few tokens. route_kernel_body asks
+// for it for rows of 16 slots (e512-m1-k10-bm8, its -shared and -bf16
+// twins, e512-m8-k10-bm8) and for one token of 8 that the CTA ranks
+// (e256-m1-k8-bm64); a warp's row of 8 slots or fewer loads soon enough
+// that it only costs (e256-m1-k8-bm64-deepseek-v3, e8-m16-k2-bm64).
 template <bool kAnyType>
 __device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a, int max_tokens) {
     if (a.num_tokens > max_tokens) return false;
@@ -96,11 +94,10 @@ __device__ __forceinline__ bool prefetch_few_token_rows(const RouteArgs &a, int 
 // small and large with at most one token a warp: warp w's row (the CTA's
 // token w) toward L2 right after the dependency wait, as
 // prefetch_few_token_rows does in tiny. Returns whether the CTA holds so
-// few tokens. Measured on the H200 (bench/RESULTS.md): E512 32 tokens
-// -0.06 to -0.08 us, 128 tokens -0.02 to -0.04, 512 tokens -0.03; E256 64
-// tokens -0.06, 1024 tokens -0.05 to -0.07, E128 64 tokens -0.04. Not in
-// the flavoured kernels' rows of 8 slots or fewer: DeepSeek-V3 at 128
-// tokens measured 0.03 us slower with it.
+// few tokens (e512-m32-k8-bm16, e512-m128-k8-bm16, e512-m512-k10-bm8,
+// e256-m64-k8-bm64, e256-m1024-k8-bm64, e128-m64-k8-bm64). Not in the
+// flavoured kernels' rows of 8 slots or fewer, where it only costs
+// (e256-m128-k8-bm64-deepseek-v3).
 template <bool kAnyType>
 __device__ __forceinline__ bool prefetch_cta_token_rows(const RouteArgs &a) {
     if (a.tokens_per_cta > kWarpsPerBlock) return false;
@@ -113,14 +110,11 @@ __device__ __forceinline__ bool prefetch_cta_token_rows(const RouteArgs &a) {
 // The rest of a call of at most one token per warp in one CTA
 // (few_token_plan.cuh), once its tokens are ranked, in every thread.
 // Called where the ranking ends, with an early return: the CTA's ranking
-// of one token then runs on to the call's end in code laid out after it.
-// Returning from one place, the one-token call jumped from its ranking
-// past the other rankings' code to that of the plans, then to its own:
-// cold, every jump waits for an instruction fetch from memory. Measured on
-// the H200 (bench/RESULTS.md): E512 one token 1.96 to 1.86 us (cold code
-// 2.27 to 2.05), shared-expert mode 1.98 to 1.88 (2.30 to 1.95), bf16
-// logits 2.03 to 1.95 (2.79 to 2.05), DeepSeek-V3 3.26 to 3.15 (4.10 to
-// 3.94).
+// of one token then runs on to the call's end in code laid out after it,
+// where a return from one place would jump past the other rankings' code,
+// each jump a wait for an instruction fetch when cold (e512-m1-k10-bm8, its
+// -shared and -bf16 twins, e256-m1-k8-bm64-deepseek-v3; with cold code and
+// without).
 __device__ __forceinline__ void finish_few_token_call(const RouteArgs &a, CtaShared &sh, bool one_token_plan,
                                                       bool cta_ranked, bool token_warps_plan = false) {
     phase_clock(a, 2);
@@ -179,20 +173,20 @@ struct NoEarlyReads {
 // few_token_plan.cuh does; of one token, its padding while warp 0 ranks it.
 // The plain tiny kernel takes no other call, and holds no other plan: the
 // general plan's code, laid out between the ranking and the few-token
-// plan, cost those calls far jumps. Measured on the H200
-// (bench/RESULTS.md): E512 eight tokens with cold code 3.30 to 2.91 us
-// (shared-expert mode 3.17 to 2.91), E8 16 tokens 0.03 to 0.06 slower.
+// plan, would cost those calls far jumps (e512-m8-k10-bm8 and its -shared
+// twin with cold code).
 // kSlots: the row width, slots per lane (the host chose the entry point
 // by row_width_index). kOneTokenEntry: the flavoured tiny kernel's
 // one-token entry point, where the CTA ranks a one-token call, or the
 // flavoured small kernel's token-CTA one, where each CTA of a grid of a
-// token a CTA ranks its token (token_ctas_hold, capi/selection.cpp).
+// token a CTA ranks its token (token_ctas_hold, capi/plan.cpp).
 // kFlavouredTokenBits: the flavoured kernel counts by token bits where they
 // hold (route_cta.cuh; the plain kernels do wherever they hold but in tiny).
 // kStagedPairs: the plain large kernel's staged entry points, which stage
-// the pairs where pairs_staged holds (route_args.h); elsewhere no staging
-// code is built in. kHalfLogits: the entry points for 16-bit logits
-// (select_tokens; one token the CTA ranks: select_one_token_by_cta).
+// the pairs where the host plans it (kPlanStagedPairs: stages_pairs,
+// capi/plan.cpp); elsewhere no staging code is built in. kHalfLogits: the
+// entry points for 16-bit logits (select_tokens; one token the CTA ranks:
+// select_one_token_by_cta).
 // kFewBlocksScan: the block scan by ballots where every expert holds few
 // blocks (place_pairs; the small kernel).
 template <class Policy, typename Exchange, typename EarlyReads = NoEarlyReads>
@@ -248,17 +242,14 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
         finish_few_token_call(a, sh, true, true);
         return;
     }
-    // A grid CTA of one token ranks it as the one-token call does: each
-    // warp's share of the sigmoids, the bias and the group scores, where
-    // one warp would take them over all its slots (DeepSeek-V3, 2 to 8
-    // tokens: each token warp's ranking about 8,700 cycles, the CTA's
-    // about 5,000; bench/RESULTS.md). It tallies the token's ids as token
-    // bits, and steps aside, having written nothing, where the warp's
-    // ranking is needed.
-    // The call runs on from there to its end in code of its own, laid out
-    // after the ranking, as the one-token call does (finish_few_token_call):
-    // jumping past the warps' ranking to the code after it cost DeepSeek-V3
-    // at 8 tokens 2.0 us with cold code, 0.17 with warm (bench/RESULTS.md).
+    // A grid CTA of one token ranks it as the one-token call does, each
+    // warp taking its share of the sigmoids, the bias and the group scores,
+    // where one warp would take them over all its slots. It tallies the
+    // token's ids as token bits, and steps aside, having written nothing,
+    // where the warp's ranking is needed. The call then runs on to its end
+    // in code of its own, laid out after the ranking, as the one-token call
+    // does (finish_few_token_call), rather than jumping past the warps'
+    // ranking (e256-m8-k8-bm64-deepseek-v3, with cold code and without).
     if constexpr (kFlavoured && !kOneCta && kOneTokenEntry && kSlots >= kFlavouredCtaRankMinSlots) {
         if (token_bits && range.end - range.begin == 1 &&
             select_one_token_by_cta_flavoured<kSlots, kShared, true>(a, sh, range.begin)) {

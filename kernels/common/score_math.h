@@ -158,8 +158,8 @@ ALPHAMOE_SCORE_FN float alphamoe_exp_nonpositive(float t) {
  * (each division's rarely taken slow path is a branch the compiler does
  * not move code across). */
 
-/* Step one: e^-|x|, with |x| clamped to 104 (NaN too), where step two
- * no longer uses it. */
+/* Step one: e^-|x|, with |x| clamped to 104 (NaN too), from where on
+ * step two does not use it. */
 ALPHAMOE_SCORE_FN float alphamoe_sigmoid_exp(float x) {
     const uint32_t magnitude = alphamoe_float_bits(x) & 0x7FFFFFFFu;
     const uint32_t clamped = magnitude < 0x42D00000u /* 104.0f */ ? magnitude : 0x42D00000u;

@@ -3,11 +3,9 @@
 // dirty lines (the benchmark's eviction buffer, a serving step's earlier
 // kernels), a line an ordinary load brings in evicts one of them, whose
 // write-back competes with the reads; streaming lines mostly replace one
-// another. Measured on the H200 (bench/RESULTS.md): E512 16384 tokens and
-// the read floor of its logits both 1.4 us faster, no other shape moved
-// by more than 0.03 us. The same loads with an evict-first L2 policy
-// (createpolicy, L2::cache_hint) made 8 to 512 tokens 0.03 to 0.16 us
-// slower: the conditional loads became branches.
+// another (e512-m16384-k10-bm8, and the read floor of its logits). An
+// evict-first L2 policy (createpolicy, L2::cache_hint) instead turns the
+// conditional loads into branches (e512-m8-k10-bm8 to e512-m512-k10-bm8).
 #ifndef ALPHAMOE_KERNELS_STREAMED_LOAD_CUH
 #define ALPHAMOE_KERNELS_STREAMED_LOAD_CUH
 

@@ -197,11 +197,10 @@ struct alignas(16) RankScratch {
 // The bound of 32 keys, one a lane, through the warp's scratch: the lanes
 // store their keys as the bound compares them and read them back
 // (shared_nth_largest_bound), where 32 shuffles would each be a round trip
-// through the shuffle unit the SM's warps share. Measured
-// on the H200 (bench/RESULTS.md): E256 M1 -0.03 us, M8192 -0.07. (The 16
-// keys of warp_rank_row's bound kept their shuffles: the same way was
-// 0.03 us slower at E512 M4096 and M16384.) The scratch is free again when
-// it returns.
+// through the shuffle unit the SM's warps share (e256-m8192-k8-bm64). (The
+// 16 keys of warp_rank_row's bound keep their shuffles, which are faster
+// there: e512-m4096-k10-bm64, e512-m16384-k10-bm8.) The scratch is free
+// again when it returns.
 __device__ __forceinline__ uint32_t scratch_nth_largest_bound(RankScratch &scratch, uint32_t key, int n, int lane) {
     scratch.gathered.value[lane] = bound_candidate<32>(key, lane);
     __syncwarp();
@@ -286,16 +285,15 @@ __device__ __forceinline__ uint32_t count_greater_in_steps(const uint4 *quads, i
 // steps.
 // Values compare in 32 bits and the count is of larger values only; where
 // two candidates are equal (one reduction of the ranks tells), each then
-// also counts the equal ones of lower id. A value and an id as one 64-bit
-// rank value (rank_gathered_wide) take a 64-bit load and a two-instruction
-// comparison per candidate: measured on the H200 against those, E512
-// M16384 -0.23 us, E256 M1 -0.22, DeepSeek-V3 M1 -0.23.
+// also counts the equal ones of lower id: faster than a value and an id as
+// one 64-bit rank value (rank_gathered_wide), a 64-bit load and a
+// two-instruction comparison per candidate (e512-m16384-k10-bm8,
+// e256-m1-k8-bm64, e256-m1-k8-bm64-deepseek-v3).
 // kCountInSteps: the flavoured kernels count eight entries a loop step
 // (count_greater_in_steps); the plain kernels count sixteen with no loop,
-// and the next sixteen only where the list reaches them. In clock stamps on
-// the H200 the loop, branching back after each step, took about twice as
-// long; but in the flavoured kernels sixteen at a time measured DeepSeek-V3
-// at 8 tokens 0.15 us slower (bench/RESULTS.md).
+// and the next sixteen only where the list reaches them, since the loop
+// branches back after each step. In the flavoured kernels sixteen at a
+// time is slower (e256-m8-k8-bm64-deepseek-v3).
 template <typename T, bool kCountInSteps = false>
 __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered, int n_select, int lane,
                                              int32_t &own_id, int32_t &id_out, T &value_out, T &first_value) {
@@ -312,7 +310,7 @@ __device__ __forceinline__ int rank_gathered(RankScratch &scratch, int gathered,
     // Distinct values take the ranks 0 .. gathered - 1, which sum to
     // gathered (gathered - 1) / 2; equal values share the lowest of theirs,
     // so any equality makes the sum fall short. (A vote by __match_any_sync
-    // before the count cost far more: E60 M4096 +0.95 us.)
+    // before the count costs every token far more.)
     const uint32_t rank_sum = __reduce_add_sync(kFullMask, lane < gathered ? rank : 0u);
     if (rank_sum != static_cast<uint32_t>(gathered) * static_cast<uint32_t>(gathered - 1) / 2u) {
 #pragma unroll 1
@@ -359,12 +357,11 @@ __device__ __forceinline__ int add_if_greater(int count, uint64_t a, uint64_t b)
 // chosen[l] in `mine`, zero past the list, and the list is counted kChunk
 // at a time. Distinct values need no check for equal ones, which costs
 // rank_gathered a reduction after its count. warp_rank_keys ranks so the
-// few candidates of rows of 2 slots (4 to 8 for k = 4), 4 at a time, and
-// the flavoured kernels' rows of 16 slots, 8 at a time. Measured on the
-// H200 with rank_gathered instead: Qwen2-MoE (E60 k4) M4096 +0.29 us;
-// bf16 logits at E512 M4096 +1.2 us and M1 +0.10, Kimi-K2 (E384) M1
-// +0.11, while fp32 E512 with an expert map gained 0.07 us. (Chunks of 8
-// at 2 slots: Qwen2-MoE +0.28.) Returns the lane's rank.
+// few candidates of rows of 2 slots (4 to 8 for k = 4), 4 at a time
+// (e60-m4096-k4-bm64-qwen2-moe), and the flavoured kernels' rows of 16
+// slots, 8 at a time (e384-m4096-k8-bm64-kimi-k2;
+// e512-m4096-k10-bm64-ep-map64 alone would take rank_gathered). Returns
+// the lane's rank.
 template <int kChunk>
 __device__ __forceinline__ int rank_gathered_wide(RankScratch &scratch, uint64_t mine, int gathered, int n_select,
                                                   int lane, int32_t &id_out, uint32_t &key_out,
@@ -504,7 +501,7 @@ __device__ __forceinline__ void gather_reaching(const RowSlice<S> &row, float th
 
 // The fewest slots per lane (E > 32 * (this / 2)) for which warp_rank_row
 // compares logits with a threshold: with fewer, the conversions it saves do
-// not pay for its extra steps (measured on the H200: E256, E128 slower).
+// not pay for its extra steps (e256-m8192-k8-bm64, e128-m4096-k8-bm64).
 constexpr int kLogitThresholdMinSlots = 16;
 
 // The ranking of the plain kernels (fp32 logits, the plain softmax): lane
@@ -612,8 +609,8 @@ __device__ __forceinline__ float reciprocal_of_normal(float x) {
 // butterfly over 16 lanes sums them, and it gives every lane the same bits
 // (float addition commutes), so a weight depends only on the logits.
 // The finite and the infinite case are both computed and one is chosen at
-// the end: branching on `largest` first put two branches on every token's
-// path, about as long as the steps they skip (clock stamps on the H200).
+// the end: branching on `largest` first would put two branches on every
+// token's path, about as long as the steps they skip.
 // sum_terms: where given, the sum is taken through them (sum_of_16_lanes),
 // with the same bits.
 __device__ __forceinline__ float warp_gate_weight(float logit, bool active, float largest,
