@@ -196,6 +196,7 @@ fn gpu_route_matches_the_reference_or_reports_no_gpu() {
         pair_to_sorted: d_pairs.address,
         workspace: d_workspace.address,
         workspace_bytes: sizes.workspace_bytes,
+        ..Default::default()
     };
     // SAFETY: device buffers of the sizes the router gives, alive until the
     // synchronize below.
