@@ -9,24 +9,8 @@ use alphamoe_router::{
     Inputs, Logits, LogitsType, Params, Plan, Router, Scoring, Specialization, Status, FLAG_CORRECTION_BIAS,
     FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE,
 };
-use common::contract::{self, Outputs};
+use common::contract::{self, host_outputs as outputs, POISON};
 use common::{seed, Rng};
-
-const POISON: i32 = 0x5A5A_5A5A;
-
-fn outputs(plan: &Plan) -> Outputs<'_> {
-    Outputs {
-        topk_ids: plan.topk_ids(),
-        topk_weights: plan.topk_weights(),
-        sorted_token_ids: plan.sorted_token_ids_buffer(),
-        expert_ids: plan.expert_ids_buffer(),
-        num_tokens_post_padded: plan.num_tokens_post_padded() as i32,
-        expert_counts: plan.expert_counts(),
-        expert_offsets: plan.expert_offsets(),
-        pair_to_sorted: plan.pair_to_sorted(),
-        poison: Some(POISON),
-    }
-}
 
 fn uniform_logits(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.uniform(-6.0, 6.0)).collect()

@@ -1,6 +1,9 @@
 //! The routing contract (README, "What a call computes") computed here,
 //! independently of the library, and compared with what a call wrote.
-use alphamoe_router::{Params, FLAG_SHARED_EXPERT};
+use alphamoe_router::{Params, Plan, FLAG_SHARED_EXPERT};
+
+/// What every buffer holds before a call, to see what the call left untouched.
+pub const POISON: i32 = 0x5A5A_5A5A;
 
 /// One call's outputs, whole buffers where the contract says what lies
 /// past the live part.
@@ -16,6 +19,21 @@ pub struct Outputs<'a> {
     /// The value every buffer held before the call: what lies past the live
     /// plan must still hold it.
     pub poison: Option<i32>,
+}
+
+/// The outputs of a host plan filled with POISON before the call.
+pub fn host_outputs(plan: &Plan) -> Outputs<'_> {
+    Outputs {
+        topk_ids: plan.topk_ids(),
+        topk_weights: plan.topk_weights(),
+        sorted_token_ids: plan.sorted_token_ids_buffer(),
+        expert_ids: plan.expert_ids_buffer(),
+        num_tokens_post_padded: plan.num_tokens_post_padded() as i32,
+        expert_counts: plan.expert_counts(),
+        expert_offsets: plan.expert_offsets(),
+        pair_to_sorted: plan.pair_to_sorted(),
+        poison: Some(POISON),
+    }
 }
 
 /// Expert `a` with logit `la` ranks before `b` with `lb`: higher logit
