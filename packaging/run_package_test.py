@@ -153,9 +153,10 @@ def go_module_proxy(source, proxy, version):
     return module, tag
 
 
-def lintian(source, version, env, work):
+def lintian(source, version, env):
     """lintian over this version's .changes, as nobody when run as root
-    (lintian is not meant to run as root)."""
+    (lintian is not meant to run as root), from a copy in a folder of its
+    own that nobody can read wherever the tree is."""
     tool = find_tool('lintian')
     if not tool:
         skip('lintian is not installed')
@@ -163,13 +164,19 @@ def lintian(source, version, env, work):
     changes = sorted(glob.glob(os.path.join(out, f'alphamoe-router_{version}_*.changes')))
     if not changes:
         skip(f'no packages of version {version} in build-deb/: run packaging/build-deb')
-    cmd = [tool, '--fail-on', 'error', '--info', changes[-1]]
-    if os.geteuid() == 0:
-        home = tempfile.mkdtemp(prefix='lintian-', dir=work)
-        shutil.chown(home, 'nobody', 'nogroup')
-        env.update(HOME=home, TMPDIR=home)
-        cmd = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--'] + cmd
-    return run(cmd, home if os.geteuid() == 0 else work, env)
+    scratch = tempfile.mkdtemp(prefix='alphamoe-lintian-')
+    try:
+        for path in glob.glob(os.path.join(out, f'*_{version}_*')):
+            shutil.copy(path, scratch)
+        cmd = [tool, '--fail-on', 'error', '--info', os.path.join(scratch, os.path.basename(changes[-1]))]
+        if os.geteuid() == 0:
+            for path in [scratch] + [os.path.join(scratch, f) for f in os.listdir(scratch)]:
+                shutil.chown(path, 'nobody', 'nogroup')
+            env.update(HOME=scratch, TMPDIR=scratch)
+            cmd = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', '--'] + cmd
+        return run(cmd, scratch, env)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main():
@@ -188,7 +195,7 @@ def main():
     os.makedirs(work, exist_ok=True)
 
     if args.kind == 'lintian':
-        return lintian(source, args.version, env, work)
+        return lintian(source, args.version, env)
 
     staged_packages(env, root, work, args.version)
     cargo = find_tool('cargo', os.path.expanduser('~/.cargo/bin/cargo'))
