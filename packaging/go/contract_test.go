@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"alphamoe/router"
+	router "github.com/alphamoe/alphamoe-router/packaging/go"
 )
 
 // outputs are one call's results; SortedTokenIDs and ExpertIDs are whole
@@ -117,7 +117,6 @@ func checkContract(p router.Params, m int, logits []float32, out outputs) error 
 		stride = e
 	}
 	shared := p.Flags&router.FlagSharedExpert != 0
-	sentinel := int32(m * k)
 	for t := 0; t < m; t++ {
 		row := logits[t*stride : t*stride+e]
 		want := expectedIDs(row, k, shared)
@@ -134,13 +133,26 @@ func checkContract(p router.Params, m int, logits []float32, out outputs) error 
 			}
 		}
 	}
+	return checkPlan(bm, m*k, e, func(x int32) int { return int(x) }, out)
+}
+
+// checkPlan: the plan of pairs pairs over l local experts, from the call's
+// own TopkIDs; local gives each global expert its local id (-1: another
+// rank owns it).
+func checkPlan(bm, pairs, l int, local func(int32) int, out outputs) error {
+	sentinel := int32(pairs)
 	var sorted, blocks []int32
-	counts := make([]int32, e)
-	offsets := make([]int32, e+1)
-	for x := 0; x < e; x++ {
+	counts := make([]int32, l)
+	offsets := make([]int32, l+1)
+	pairToSorted := make([]int32, pairs)
+	for p := range pairToSorted {
+		pairToSorted[p] = -1
+	}
+	for x := 0; x < l; x++ {
 		offsets[x] = int32(len(sorted))
-		for pair := 0; pair < m*k; pair++ {
-			if out.TopkIDs[pair] == int32(x) {
+		for pair := 0; pair < pairs; pair++ {
+			if local(out.TopkIDs[pair]) == x {
+				pairToSorted[pair] = int32(len(sorted))
 				sorted = append(sorted, int32(pair))
 				counts[x]++
 			}
@@ -152,7 +164,7 @@ func checkContract(p router.Params, m int, logits []float32, out outputs) error 
 			blocks = append(blocks, int32(x))
 		}
 	}
-	offsets[e] = int32(len(sorted))
+	offsets[l] = int32(len(sorted))
 	live := len(sorted)
 	if int(out.NumTokensPostPadded) != live {
 		return fmt.Errorf("num_tokens_post_padded %d but the groups take %d", out.NumTokensPostPadded, live)
@@ -169,10 +181,8 @@ func checkContract(p router.Params, m int, logits []float32, out outputs) error 
 	if err := equal("expert_offsets", out.ExpertOffsets, offsets); err != nil {
 		return err
 	}
-	for pos, pair := range sorted {
-		if pair != sentinel && out.PairToSorted[pair] != int32(pos) {
-			return fmt.Errorf("pair_to_sorted[%d] = %d, the pair sits at %d", pair, out.PairToSorted[pair], pos)
-		}
+	if err := equal("pair_to_sorted", out.PairToSorted, pairToSorted); err != nil {
+		return err
 	}
 	if out.Poison != nil {
 		for i := live; i < len(out.SortedTokenIDs); i++ {

@@ -4,8 +4,15 @@
 // of the same contract.
 //
 // The library is found with pkg-config (package libalphamoe-router-dev).
-// A Router holds a validated parameter set; RouteHost runs the contract on
-// the CPU into a Plan of owned buffers; Route launches the kernel on device
-// buffers. Every failure is an *Error carrying the library's Status and
-// message; compare with errors.Is(err, router.ErrNoDriver) and the like.
+// A Router holds a validated parameter set, every routing flavour included
+// (Params: scoring, logits type, groups, scaling, expert parallelism);
+// RouteHost and RouteHostWith run the contract on the CPU into a Plan of
+// owned buffers; Route launches the kernel on device buffers. Every failure
+// is an *Error carrying the library's Status and message; compare with
+// errors.Is(err, router.ErrTopK) and the like, one sentinel a status.
+//
+// The module lives in packaging/go of its repository, whose tags
+// packaging/go/vX.Y.Z version it, so `go get
+// github.com/alphamoe/alphamoe-router/packaging/go@v0.3.0` fetches it with
+// no replace directive.
 package router

@@ -1,3 +1,3 @@
-module alphamoe/router
+module github.com/alphamoe/alphamoe-router/packaging/go
 
 go 1.19

@@ -6,16 +6,16 @@ package router
 type Plan struct {
 	NumTokens           int
 	TopkIDs             []int32   // [NumTokens*k], best expert first
-	TopkWeights         []float32 // [NumTokens*k], softmax over the chosen logits
+	TopkWeights         []float32 // [NumTokens*k], the gate weights of the router's flavour
 	SortedTokenIDs      []int32   // the live plan: pairs t*k+j grouped by expert, padded with NumTokens*k
 	ExpertIDs           []int32   // the expert of each live block
 	NumTokensPostPadded int       // the live length
-	ExpertCounts        []int32   // [E] pairs per expert
-	ExpertOffsets       []int32   // [E+1] group starts
-	PairToSorted        []int32   // [NumTokens*k] where each pair went
+	ExpertCounts        []int32   // [L] pairs per local expert (L = E without expert parallelism)
+	ExpertOffsets       []int32   // [L+1] group starts
+	PairToSorted        []int32   // [NumTokens*k] where each pair went; -1 for another rank's
 
-	topK, blockM, numExperts int
-	buf                      planBuffers
+	topK, blockM, localExperts int
+	buf                        planBuffers
 }
 
 type planBuffers struct {
@@ -28,9 +28,9 @@ type planBuffers struct {
 func (r *Router) NewPlan() *Plan {
 	z := r.Sizes()
 	p := &Plan{
-		topK:       int(r.params.top_k),
-		blockM:     int(r.params.block_m),
-		numExperts: int(r.params.num_experts),
+		topK:         int(r.params.top_k),
+		blockM:       int(r.params.block_m),
+		localExperts: z.ExpertCounts,
 		buf: planBuffers{
 			ids:     make([]int32, z.TopkIDs),
 			weights: make([]float32, z.TopkWeights),
@@ -70,7 +70,7 @@ func (p *Plan) fits(r *Router) bool {
 	z := r.Sizes()
 	b := &p.buf
 	return p.topK == int(r.params.top_k) && p.blockM == int(r.params.block_m) &&
-		p.numExperts == int(r.params.num_experts) &&
+		p.localExperts == z.ExpertCounts &&
 		len(b.ids) >= z.TopkIDs && len(b.weights) >= z.TopkWeights && len(b.sorted) >= z.SortedTokenIDs &&
 		len(b.blocks) >= z.ExpertIDs && len(b.counts) >= z.ExpertCounts &&
 		len(b.offsets) >= z.ExpertOffsets && len(b.pairs) >= z.PairToSorted

@@ -6,10 +6,11 @@ package router
 //
 // /* The buffers struct is built here, on the C side: a Go struct holding
 //    pointers to Go memory may not be passed to C. */
-// static alphamoe_status route_host(const alphamoe_router *r, int32_t m, const float *logits,
+// static alphamoe_status route_host(const alphamoe_router *r, int32_t m, const void *logits,
 //                                   int32_t *ids, float *weights, int32_t *sorted, int64_t sorted_capacity,
 //                                   int32_t *blocks, int64_t blocks_capacity, int32_t *live,
-//                                   int32_t *counts, int32_t *offsets, int32_t *pairs) {
+//                                   int32_t *counts, int32_t *offsets, int32_t *pairs,
+//                                   const float *bias, const int32_t *map) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = ids;
 //     b.topk_weights = weights;
@@ -21,6 +22,8 @@ package router
 //     b.expert_counts = counts;
 //     b.expert_offsets = offsets;
 //     b.pair_to_sorted = pairs;
+//     b.correction_bias = bias;
+//     b.expert_map = map;
 //     return alphamoe_route_host(r, m, logits, &b);
 // }
 //
@@ -28,7 +31,8 @@ package router
 //                                     uintptr_t ids, uintptr_t weights, uintptr_t sorted, int64_t sorted_capacity,
 //                                     uintptr_t blocks, int64_t blocks_capacity, uintptr_t live,
 //                                     uintptr_t counts, uintptr_t offsets, uintptr_t pairs,
-//                                     uintptr_t workspace, size_t workspace_bytes, uintptr_t stream) {
+//                                     uintptr_t workspace, size_t workspace_bytes,
+//                                     uintptr_t bias, uintptr_t map, uintptr_t stream) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = (int32_t *)ids;
 //     b.topk_weights = (float *)weights;
@@ -42,7 +46,9 @@ package router
 //     b.pair_to_sorted = (int32_t *)pairs;
 //     b.workspace = (void *)workspace;
 //     b.workspace_bytes = workspace_bytes;
-//     return alphamoe_route(r, m, (const float *)logits, &b, (struct CUstream_st *)stream);
+//     b.correction_bias = (const float *)bias;
+//     b.expert_map = (const int32_t *)map;
+//     return alphamoe_route(r, m, (const void *)logits, &b, (struct CUstream_st *)stream);
 // }
 import "C"
 
@@ -50,34 +56,79 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"unsafe"
 )
 
 // Flags of Params.Flags.
 const (
 	// FlagSharedExpert: slot TopK-1 is always expert NumExperts-1.
-	FlagSharedExpert uint32 = 0x1
+	FlagSharedExpert uint32 = C.ALPHAMOE_FLAG_SHARED_EXPERT
 	// FlagTailFill: fill the plan with the sentinel and -1 up to capacity.
-	FlagTailFill uint32 = 0x2
+	FlagTailFill uint32 = C.ALPHAMOE_FLAG_TAIL_FILL
 	// FlagPDL: programmatic dependent launch (sm_90 and newer).
-	FlagPDL uint32 = 0x4
+	FlagPDL uint32 = C.ALPHAMOE_FLAG_PDL
+	// FlagNoRenormalize: weights are not renormalized over the chosen experts.
+	FlagNoRenormalize uint32 = C.ALPHAMOE_FLAG_NO_RENORMALIZE
+	// FlagCorrectionBias: sigmoid scoring only; Inputs.CorrectionBias steers
+	// the choice of experts and groups, never the weights.
+	FlagCorrectionBias uint32 = C.ALPHAMOE_FLAG_CORRECTION_BIAS
+	// FlagExpertMap: expert parallelism by map; Inputs.ExpertMap gives each
+	// expert its local id, or -1 when another rank owns it.
+	FlagExpertMap uint32 = C.ALPHAMOE_FLAG_EXPERT_MAP
+	// FlagAll: every flag above.
+	FlagAll uint32 = C.ALPHAMOE_FLAG_ALL
 )
 
-// Params is what a router is created from.
+// Limits of Params.
+const (
+	MaxExperts = C.ALPHAMOE_MAX_EXPERTS
+	MaxTopK    = C.ALPHAMOE_MAX_TOP_K
+	MaxBlockM  = C.ALPHAMOE_MAX_BLOCK_M
+)
+
+// Scoring says how logits become scores (alphamoe_scoring).
+type Scoring int32
+
+const (
+	ScoringSoftmax Scoring = C.ALPHAMOE_SCORING_SOFTMAX
+	ScoringSigmoid Scoring = C.ALPHAMOE_SCORING_SIGMOID
+)
+
+// LogitsType is the element type of the logits (alphamoe_logits_type).
+type LogitsType int32
+
+const (
+	LogitsF32  LogitsType = C.ALPHAMOE_LOGITS_F32
+	LogitsBF16 LogitsType = C.ALPHAMOE_LOGITS_BF16
+	LogitsF16  LogitsType = C.ALPHAMOE_LOGITS_F16
+)
+
+// Params is what a router is created from (alphamoe_params). Zero in a
+// flavour field means the first version's behaviour: the renormalized
+// fp32 softmax top-k (README, "What a call computes").
 type Params struct {
-	NumExperts      int    // E, 1..512
-	TopK            int    // k, 1..min(E, 16)
-	BlockM          int    // rows per expert block, 1..256
-	MaxTokens       int    // the largest token count a call will pass
-	LogitsRowStride int    // elements between rows of logits; 0 means NumExperts
-	Flags           uint32 // Flag* bits
+	NumExperts          int            // E, 1..512
+	TopK                int            // k, 1..min(E, 16)
+	BlockM              int            // rows per expert block, 1..256
+	MaxTokens           int            // the largest token count a call will pass
+	LogitsRowStride     int            // elements between rows of logits; 0 means NumExperts
+	Flags               uint32         // Flag* bits
+	ForceSpecialization Specialization // diagnostics only; SpecializationAuto lets the library choose
+	Scoring             Scoring
+	LogitsType          LogitsType
+	NumGroups           int     // expert groups (0 or 1: none); must divide NumExperts
+	TopkGroups          int     // groups kept per token, 1..NumGroups; 0 means all
+	RoutedScalingFactor float32 // multiplies every weight; finite, > 0; 0 means 1
+	LocalExpertBegin    int     // expert parallelism by range: global id of local expert 0
+	LocalExpertCount    int     // local experts L, the plan's expert count; 0 means all
 }
 
 // Sizes are the element counts of every output (bytes for the workspace)
 // for a router's MaxTokens.
 type Sizes struct {
-	TopkIDs, TopkWeights, SortedTokenIDs, ExpertIDs int
-	ExpertCounts, ExpertOffsets, PairToSorted       int
-	WorkspaceBytes, WorkspaceAlignment              int
+	TopkIDs, TopkWeights, SortedTokenIDs, ExpertIDs, NumTokensPostPadded int
+	ExpertCounts, ExpertOffsets, PairToSorted                            int // ExpertCounts is L
+	WorkspaceBytes, WorkspaceAlignment                                   int
 }
 
 // Router is a validated, immutable parameter set; safe to share between
@@ -100,17 +151,29 @@ func clamp32(n int) C.int32_t {
 	return C.int32_t(n)
 }
 
+func (p *Params) raw() C.alphamoe_params {
+	return C.alphamoe_params{
+		struct_size:           C.sizeof_alphamoe_params,
+		num_experts:           clamp32(p.NumExperts),
+		top_k:                 clamp32(p.TopK),
+		block_m:               clamp32(p.BlockM),
+		max_tokens:            clamp32(p.MaxTokens),
+		logits_row_stride:     C.int64_t(p.LogitsRowStride),
+		flags:                 C.uint32_t(p.Flags),
+		force_specialization:  C.int32_t(p.ForceSpecialization),
+		scoring:               C.int32_t(p.Scoring),
+		logits_type:           C.int32_t(p.LogitsType),
+		num_groups:            clamp32(p.NumGroups),
+		topk_groups:           clamp32(p.TopkGroups),
+		routed_scaling_factor: C.float(p.RoutedScalingFactor),
+		local_expert_begin:    clamp32(p.LocalExpertBegin),
+		local_expert_count:    clamp32(p.LocalExpertCount),
+	}
+}
+
 // New validates p and creates a router. Host only, no GPU needed.
 func New(p Params) (*Router, error) {
-	raw := C.alphamoe_params{
-		struct_size:       C.sizeof_alphamoe_params,
-		num_experts:       clamp32(p.NumExperts),
-		top_k:             clamp32(p.TopK),
-		block_m:           clamp32(p.BlockM),
-		max_tokens:        clamp32(p.MaxTokens),
-		logits_row_stride: C.int64_t(p.LogitsRowStride),
-		flags:             C.uint32_t(p.Flags),
-	}
+	raw := p.raw()
 	r := &Router{}
 	if err := check(C.alphamoe_router_create(&raw, &r.raw)); err != nil {
 		return nil, err
@@ -137,23 +200,78 @@ func (r *Router) Close() {
 	}
 }
 
-// Params are the router's parameters as the library normalized them.
+// Params are the router's parameters as the library normalized them: the
+// row stride resolved, NumGroups at least 1, TopkGroups resolved, the
+// scaling factor 1 for 0, LocalExpertCount NumExperts for 0.
 func (r *Router) Params() Params {
 	p := r.params
-	return Params{int(p.num_experts), int(p.top_k), int(p.block_m), int(p.max_tokens),
-		int(p.logits_row_stride), uint32(p.flags)}
+	return Params{
+		NumExperts:          int(p.num_experts),
+		TopK:                int(p.top_k),
+		BlockM:              int(p.block_m),
+		MaxTokens:           int(p.max_tokens),
+		LogitsRowStride:     int(p.logits_row_stride),
+		Flags:               uint32(p.flags),
+		ForceSpecialization: Specialization(p.force_specialization),
+		Scoring:             Scoring(p.scoring),
+		LogitsType:          LogitsType(p.logits_type),
+		NumGroups:           int(p.num_groups),
+		TopkGroups:          int(p.topk_groups),
+		RoutedScalingFactor: float32(p.routed_scaling_factor),
+		LocalExpertBegin:    int(p.local_expert_begin),
+		LocalExpertCount:    int(p.local_expert_count),
+	}
 }
 
 // Sizes of every output for the router's MaxTokens.
 func (r *Router) Sizes() Sizes {
 	z := r.sizes
-	return Sizes{int(z.topk_ids.elements), int(z.topk_weights.elements), int(z.sorted_token_ids.elements),
-		int(z.expert_ids.elements), int(z.expert_counts.elements), int(z.expert_offsets.elements),
-		int(z.pair_to_sorted.elements), int(z.workspace.bytes), int(z.workspace_alignment)}
+	return Sizes{
+		TopkIDs:             int(z.topk_ids.elements),
+		TopkWeights:         int(z.topk_weights.elements),
+		SortedTokenIDs:      int(z.sorted_token_ids.elements),
+		ExpertIDs:           int(z.expert_ids.elements),
+		NumTokensPostPadded: int(z.num_tokens_post_padded.elements),
+		ExpertCounts:        int(z.expert_counts.elements),
+		ExpertOffsets:       int(z.expert_offsets.elements),
+		PairToSorted:        int(z.pair_to_sorted.elements),
+		WorkspaceBytes:      int(z.workspace.bytes),
+		WorkspaceAlignment:  int(z.workspace_alignment),
+	}
 }
 
-// RouteHost routes numTokens rows of logits on the CPU (the contract's
-// reference) into a new plan.
+// Logits are one call's logits in host memory, of the router's LogitsType:
+// LogitsOfF32, LogitsOfBF16 or LogitsOfF16 (bf16 and fp16 as their bits).
+type Logits struct {
+	kind LogitsType
+	f32  []float32
+	half []uint16
+}
+
+func LogitsOfF32(v []float32) Logits    { return Logits{kind: LogitsF32, f32: v} }
+func LogitsOfBF16(bits []uint16) Logits { return Logits{kind: LogitsBF16, half: bits} }
+func LogitsOfF16(bits []uint16) Logits  { return Logits{kind: LogitsF16, half: bits} }
+
+func (l Logits) len() int { return len(l.f32) + len(l.half) }
+
+func (l Logits) pointer() unsafe.Pointer {
+	switch {
+	case len(l.f32) > 0:
+		return unsafe.Pointer(&l.f32[0])
+	case len(l.half) > 0:
+		return unsafe.Pointer(&l.half[0])
+	}
+	return nil
+}
+
+// Inputs are a call's inputs besides the logits, [NumExperts] each when given.
+type Inputs struct {
+	CorrectionBias []float32 // needed with FlagCorrectionBias
+	ExpertMap      []int32   // needed with FlagExpertMap: each expert's local id, or -1
+}
+
+// RouteHost routes numTokens rows of fp32 logits on the CPU (the
+// contract's reference) into a new plan.
 func (r *Router) RouteHost(numTokens int, logits []float32) (*Plan, error) {
 	plan := r.NewPlan()
 	if err := r.RouteHostInto(numTokens, logits, plan); err != nil {
@@ -165,28 +283,37 @@ func (r *Router) RouteHost(numTokens int, logits []float32) (*Plan, error) {
 // RouteHostInto is RouteHost reusing plan's buffers. On error no element
 // of plan has changed.
 func (r *Router) RouteHostInto(numTokens int, logits []float32, plan *Plan) error {
+	return r.RouteHostWith(numTokens, LogitsOfF32(logits), Inputs{}, plan)
+}
+
+// RouteHostWith is the CPU reference for every flavour: logits of the
+// router's type, the correction bias and the expert map. logits holds
+// exactly numTokens rows (the last may end at NumExperts). On error no
+// element of plan has changed.
+func (r *Router) RouteHostWith(numTokens int, logits Logits, in Inputs, plan *Plan) error {
 	if r.raw == nil {
 		return statusError(StatusNullPointer)
 	}
 	if numTokens < 0 || numTokens > int(r.params.max_tokens) {
 		return statusError(StatusNumTokens)
 	}
-	if err := r.checkLogits(numTokens, len(logits)); err != nil {
+	if want := LogitsType(r.params.logits_type); logits.kind != want {
+		return detailError(StatusLogitsType, fmt.Sprintf("the logits are type %d, the router takes type %d", logits.kind, want))
+	}
+	if err := r.checkShapes(numTokens, logits.len(), in); err != nil {
 		return err
 	}
 	if !plan.fits(r) {
-		return invalidArgument("the plan was made for another router")
-	}
-	var logitsPtr *C.float
-	if len(logits) > 0 {
-		logitsPtr = (*C.float)(&logits[0])
+		return detailError(StatusInvalidArgument, "the plan was made for another router")
 	}
 	b := &plan.buf
-	err := check(C.route_host(r.raw, C.int32_t(numTokens), logitsPtr,
+	err := check(C.route_host(r.raw, C.int32_t(numTokens), logits.pointer(),
 		first(b.ids), firstFloat(b.weights), first(b.sorted), C.int64_t(len(b.sorted)),
 		first(b.blocks), C.int64_t(len(b.blocks)), first(b.live[:]),
-		first(b.counts), first(b.offsets), first(b.pairs)))
+		first(b.counts), first(b.offsets), first(b.pairs),
+		firstFloat(in.CorrectionBias), first(in.ExpertMap)))
 	runtime.KeepAlive(logits)
+	runtime.KeepAlive(in)
 	if err != nil {
 		return err
 	}
@@ -195,7 +322,8 @@ func (r *Router) RouteHostInto(numTokens int, logits []float32, plan *Plan) erro
 }
 
 // DeviceBuffers are device addresses (CUdeviceptr values) of one call's
-// outputs and its workspace. Optional outputs are 0 to skip them.
+// outputs, its inputs besides the logits and its workspace. Optional ones
+// are 0 to skip them.
 type DeviceBuffers struct {
 	TopkIDs, TopkWeights   uintptr
 	SortedTokenIDs         uintptr
@@ -208,12 +336,15 @@ type DeviceBuffers struct {
 	PairToSorted           uintptr
 	Workspace              uintptr // zeroed once after allocation
 	WorkspaceBytes         int
+	CorrectionBias         uintptr // fp32 [NumExperts], needed with FlagCorrectionBias
+	ExpertMap              uintptr // int32 [NumExperts], needed with FlagExpertMap
 }
 
 // Route launches the routing kernel on stream (0: the current context's
-// default stream), asynchronously. logits and the buffers must be device
-// memory of the stream's context, of the sizes Sizes gives, alive until
-// the launch completes. ErrNoDriver or ErrNoDevice without a GPU.
+// default stream), asynchronously. logits (of the router's LogitsType) and
+// the buffers must be device memory of the stream's context, of the sizes
+// Sizes gives, alive until the launch completes. ErrNoDriver or ErrNoDevice
+// without a GPU.
 func (r *Router) Route(numTokens int, logits uintptr, b *DeviceBuffers, stream uintptr) error {
 	if r.raw == nil {
 		return statusError(StatusNullPointer)
@@ -223,22 +354,32 @@ func (r *Router) Route(numTokens int, logits uintptr, b *DeviceBuffers, stream u
 		C.int64_t(b.SortedTokenIDsCapacity), C.uintptr_t(b.ExpertIDs), C.int64_t(b.ExpertIDsCapacity),
 		C.uintptr_t(b.NumTokensPostPadded), C.uintptr_t(b.ExpertCounts), C.uintptr_t(b.ExpertOffsets),
 		C.uintptr_t(b.PairToSorted), C.uintptr_t(b.Workspace), C.size_t(b.WorkspaceBytes),
-		C.uintptr_t(stream)))
+		C.uintptr_t(b.CorrectionBias), C.uintptr_t(b.ExpertMap), C.uintptr_t(stream)))
 }
 
-func (r *Router) checkLogits(numTokens, n int) error {
-	if numTokens == 0 {
-		return nil
+// checkShapes: exactly numTokens rows of logits (another length is another
+// shape, refused rather than read as one) and [NumExperts] inputs.
+func (r *Router) checkShapes(numTokens, n int, in Inputs) error {
+	stride, e := int(r.params.logits_row_stride), int(r.params.num_experts)
+	ok := n == 0
+	if numTokens > 0 {
+		ok = n == (numTokens-1)*stride+e || n == numTokens*stride
 	}
-	needed := (numTokens-1)*int(r.params.logits_row_stride) + int(r.params.num_experts)
-	if n < needed {
-		return invalidArgument(fmt.Sprintf("logits holds %d values, %d tokens need %d", n, numTokens, needed))
+	if !ok {
+		return detailError(StatusInvalidArgument, fmt.Sprintf(
+			"logits hold %d values, %d tokens of %d experts (row stride %d) need %d or %d",
+			n, numTokens, e, stride, (numTokens-1)*stride+e, numTokens*stride))
+	}
+	for _, input := range []struct {
+		name string
+		n    int
+	}{{"CorrectionBias", len(in.CorrectionBias)}, {"ExpertMap", len(in.ExpertMap)}} {
+		if input.n != 0 && input.n != e {
+			return detailError(StatusInvalidArgument,
+				fmt.Sprintf("%s holds %d values, the router has %d experts", input.name, input.n, e))
+		}
 	}
 	return nil
-}
-
-func invalidArgument(why string) error {
-	return &Error{Status: StatusInvalidArgument, Message: StatusInvalidArgument.String() + ": " + why}
 }
 
 // first is the address of s[0], or NULL for an empty slice.

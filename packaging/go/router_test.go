@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unsafe"
 
-	"alphamoe/router"
-	"alphamoe/router/internal/cudatest"
+	router "github.com/alphamoe/alphamoe-router/packaging/go"
+	"github.com/alphamoe/alphamoe-router/packaging/go/internal/cudatest"
 )
 
 const poison int32 = 0x5A5A5A5A

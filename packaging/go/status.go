@@ -4,37 +4,88 @@ package router
 // #include <alphamoe/router.h>
 import "C"
 
+import "strconv"
+
 // Status is an alphamoe_status value. A newer library may return values
-// without a constant here; String still gives the library's message.
+// without a constant here; Message still gives the library's message.
 type Status int32
 
 const (
-	StatusOK                Status = 0
-	StatusNullPointer       Status = 1
-	StatusStructSize        Status = 2
-	StatusNumExperts        Status = 3
-	StatusTopK              Status = 4
-	StatusBlockM            Status = 5
-	StatusMaxTokens         Status = 6
-	StatusNumTokens         Status = 7
-	StatusSharedExpert      Status = 8
-	StatusRowStride         Status = 9
-	StatusFlags             Status = 10
-	StatusSpecialization    Status = 11
-	StatusAlignment         Status = 12
-	StatusCapacity          Status = 13
-	StatusWorkspace         Status = 14
-	StatusNoDriver          Status = 15
-	StatusNoDevice          Status = 16
-	StatusNoImage           Status = 17
-	StatusUnsupportedDevice Status = 18
-	StatusCUDA              Status = 19
-	StatusOutOfMemory       Status = 20
-	StatusInvalidArgument   Status = 21
+	StatusOK                 Status = C.ALPHAMOE_OK
+	StatusNullPointer        Status = C.ALPHAMOE_ERROR_NULL_POINTER
+	StatusStructSize         Status = C.ALPHAMOE_ERROR_STRUCT_SIZE
+	StatusNumExperts         Status = C.ALPHAMOE_ERROR_NUM_EXPERTS
+	StatusTopK               Status = C.ALPHAMOE_ERROR_TOP_K
+	StatusBlockM             Status = C.ALPHAMOE_ERROR_BLOCK_M
+	StatusMaxTokens          Status = C.ALPHAMOE_ERROR_MAX_TOKENS
+	StatusNumTokens          Status = C.ALPHAMOE_ERROR_NUM_TOKENS
+	StatusSharedExpert       Status = C.ALPHAMOE_ERROR_SHARED_EXPERT
+	StatusRowStride          Status = C.ALPHAMOE_ERROR_ROW_STRIDE
+	StatusFlags              Status = C.ALPHAMOE_ERROR_FLAGS
+	StatusSpecialization     Status = C.ALPHAMOE_ERROR_SPECIALIZATION
+	StatusAlignment          Status = C.ALPHAMOE_ERROR_ALIGNMENT
+	StatusCapacity           Status = C.ALPHAMOE_ERROR_CAPACITY
+	StatusWorkspace          Status = C.ALPHAMOE_ERROR_WORKSPACE
+	StatusNoDriver           Status = C.ALPHAMOE_ERROR_NO_DRIVER
+	StatusNoDevice           Status = C.ALPHAMOE_ERROR_NO_DEVICE
+	StatusNoImage            Status = C.ALPHAMOE_ERROR_NO_IMAGE
+	StatusUnsupportedDevice  Status = C.ALPHAMOE_ERROR_UNSUPPORTED_DEVICE
+	StatusCUDA               Status = C.ALPHAMOE_ERROR_CUDA
+	StatusOutOfMemory        Status = C.ALPHAMOE_ERROR_OUT_OF_MEMORY
+	StatusInvalidArgument    Status = C.ALPHAMOE_ERROR_INVALID_ARGUMENT
+	StatusScoring            Status = C.ALPHAMOE_ERROR_SCORING
+	StatusLogitsType         Status = C.ALPHAMOE_ERROR_LOGITS_TYPE
+	StatusGroups             Status = C.ALPHAMOE_ERROR_GROUPS
+	StatusScalingFactor      Status = C.ALPHAMOE_ERROR_SCALING_FACTOR
+	StatusExpertParallel     Status = C.ALPHAMOE_ERROR_EXPERT_PARALLEL
+	StatusUnsupportedFlavour Status = C.ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR
 )
 
-// String is the library's fixed message, e.g. "ALPHAMOE_ERROR_TOP_K: ...".
+// statusNames are the header's names; the header test checks that every
+// status of the installed header is here.
+var statusNames = map[Status]string{
+	StatusOK:                 "ALPHAMOE_OK",
+	StatusNullPointer:        "ALPHAMOE_ERROR_NULL_POINTER",
+	StatusStructSize:         "ALPHAMOE_ERROR_STRUCT_SIZE",
+	StatusNumExperts:         "ALPHAMOE_ERROR_NUM_EXPERTS",
+	StatusTopK:               "ALPHAMOE_ERROR_TOP_K",
+	StatusBlockM:             "ALPHAMOE_ERROR_BLOCK_M",
+	StatusMaxTokens:          "ALPHAMOE_ERROR_MAX_TOKENS",
+	StatusNumTokens:          "ALPHAMOE_ERROR_NUM_TOKENS",
+	StatusSharedExpert:       "ALPHAMOE_ERROR_SHARED_EXPERT",
+	StatusRowStride:          "ALPHAMOE_ERROR_ROW_STRIDE",
+	StatusFlags:              "ALPHAMOE_ERROR_FLAGS",
+	StatusSpecialization:     "ALPHAMOE_ERROR_SPECIALIZATION",
+	StatusAlignment:          "ALPHAMOE_ERROR_ALIGNMENT",
+	StatusCapacity:           "ALPHAMOE_ERROR_CAPACITY",
+	StatusWorkspace:          "ALPHAMOE_ERROR_WORKSPACE",
+	StatusNoDriver:           "ALPHAMOE_ERROR_NO_DRIVER",
+	StatusNoDevice:           "ALPHAMOE_ERROR_NO_DEVICE",
+	StatusNoImage:            "ALPHAMOE_ERROR_NO_IMAGE",
+	StatusUnsupportedDevice:  "ALPHAMOE_ERROR_UNSUPPORTED_DEVICE",
+	StatusCUDA:               "ALPHAMOE_ERROR_CUDA",
+	StatusOutOfMemory:        "ALPHAMOE_ERROR_OUT_OF_MEMORY",
+	StatusInvalidArgument:    "ALPHAMOE_ERROR_INVALID_ARGUMENT",
+	StatusScoring:            "ALPHAMOE_ERROR_SCORING",
+	StatusLogitsType:         "ALPHAMOE_ERROR_LOGITS_TYPE",
+	StatusGroups:             "ALPHAMOE_ERROR_GROUPS",
+	StatusScalingFactor:      "ALPHAMOE_ERROR_SCALING_FACTOR",
+	StatusExpertParallel:     "ALPHAMOE_ERROR_EXPERT_PARALLEL",
+	StatusUnsupportedFlavour: "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
+}
+
+// String is the header's name, e.g. "ALPHAMOE_ERROR_TOP_K"; "Status(99)"
+// for a value this package does not know.
 func (s Status) String() string {
+	if name, ok := statusNames[s]; ok {
+		return name
+	}
+	return "Status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Message is the library's fixed message, e.g. "ALPHAMOE_ERROR_TOP_K: top_k
+// must be in [1, min(num_experts, 16)]".
+func (s Status) Message() string {
 	return C.GoString(C.alphamoe_status_string(C.alphamoe_status(s)))
 }
 
@@ -53,16 +104,45 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Status == e.Status
 }
 
-// Sentinels of the statuses a caller most often acts on.
+// Sentinels, one a status: errors.Is(err, router.ErrTopK).
 var (
-	ErrNoDriver        = statusError(StatusNoDriver)
-	ErrNoDevice        = statusError(StatusNoDevice)
-	ErrNoImage         = statusError(StatusNoImage)
-	ErrInvalidArgument = statusError(StatusInvalidArgument)
+	ErrNullPointer        = statusError(StatusNullPointer)
+	ErrStructSize         = statusError(StatusStructSize)
+	ErrNumExperts         = statusError(StatusNumExperts)
+	ErrTopK               = statusError(StatusTopK)
+	ErrBlockM             = statusError(StatusBlockM)
+	ErrMaxTokens          = statusError(StatusMaxTokens)
+	ErrNumTokens          = statusError(StatusNumTokens)
+	ErrSharedExpert       = statusError(StatusSharedExpert)
+	ErrRowStride          = statusError(StatusRowStride)
+	ErrFlags              = statusError(StatusFlags)
+	ErrSpecialization     = statusError(StatusSpecialization)
+	ErrAlignment          = statusError(StatusAlignment)
+	ErrCapacity           = statusError(StatusCapacity)
+	ErrWorkspace          = statusError(StatusWorkspace)
+	ErrNoDriver           = statusError(StatusNoDriver)
+	ErrNoDevice           = statusError(StatusNoDevice)
+	ErrNoImage            = statusError(StatusNoImage)
+	ErrUnsupportedDevice  = statusError(StatusUnsupportedDevice)
+	ErrCUDA               = statusError(StatusCUDA)
+	ErrOutOfMemory        = statusError(StatusOutOfMemory)
+	ErrInvalidArgument    = statusError(StatusInvalidArgument)
+	ErrScoring            = statusError(StatusScoring)
+	ErrLogitsType         = statusError(StatusLogitsType)
+	ErrGroups             = statusError(StatusGroups)
+	ErrScalingFactor      = statusError(StatusScalingFactor)
+	ErrExpertParallel     = statusError(StatusExpertParallel)
+	ErrUnsupportedFlavour = statusError(StatusUnsupportedFlavour)
 )
 
 func statusError(s Status) *Error {
-	return &Error{Status: s, Message: s.String()}
+	return &Error{Status: s, Message: s.Message()}
+}
+
+// detailError is an error found before calling the library: the status's
+// message followed by what was wrong.
+func detailError(s Status, why string) error {
+	return &Error{Status: s, Message: s.Message() + ": " + why}
 }
 
 // check turns a status into nil or an *Error.

@@ -2,9 +2,18 @@ package router
 
 // #cgo pkg-config: alphamoe-router
 // #include <alphamoe/router_diagnostics.h>
+// /* The package mirrors the headers of ModuleVersion: older ones lack
+//    fields and statuses it passes and expects. */
+// #if ALPHAMOE_VERSION_NUMBER < 300
+// #error "github.com/alphamoe/alphamoe-router/packaging/go needs libalphamoe-router-dev 0.3.0 or newer"
+// #endif
 import "C"
 
-// Version is the library's version, e.g. "0.1.0".
+// ModuleVersion is this module's version, the headers' version it mirrors.
+// The repository tags it packaging/go/v0.3.0.
+const ModuleVersion = "0.3.0"
+
+// Version is the library's version, e.g. "0.3.0".
 func Version() string { return C.GoString(C.alphamoe_version_string()) }
 
 // VersionNumber is the library's version as major*10000 + minor*100 + patch.

@@ -29,7 +29,19 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_LIBDIR");
     let version = pkg_config(&["--modversion"]);
-    println!("cargo:version={}", version.trim());
+    let version = version.trim();
+    println!("cargo:version={}", version);
+    // The crate mirrors the headers of its own version: an older library
+    // would not know the fields and statuses it passes and expects.
+    let number = |v: &str| -> Vec<u32> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+    let crate_version = env!("CARGO_PKG_VERSION");
+    if number(version) < number(crate_version) {
+        panic!(
+            "pkg-config finds libalphamoe-router {}, this crate needs {} or newer: install the \
+             libalphamoe-router-dev of that version, or point PKG_CONFIG_PATH at it.",
+            version, crate_version
+        );
+    }
     for flag in pkg_config(&["--libs"]).split_whitespace() {
         if let Some(dir) = flag.strip_prefix("-L") {
             println!("cargo:rustc-link-search=native={}", dir);

@@ -1,12 +1,14 @@
 //! Device-side buffers of `Router::route` and what the library knows about
 //! kernels and devices.
 use crate::ffi;
+use crate::router::{to_i32, Specialization};
 use crate::status::{Result, Status};
 use std::ffi::CStr;
 use std::mem::size_of;
+use std::os::raw::c_char;
 
-/// Device addresses (`CUdeviceptr` values) of one call's outputs, and the
-/// workspace. Optional outputs are 0 to skip them.
+/// Device addresses (`CUdeviceptr` values) of one call's outputs, inputs
+/// besides the logits, and the workspace. Optional ones are 0 to skip them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceBuffers {
     pub topk_ids: u64,
@@ -24,6 +26,10 @@ pub struct DeviceBuffers {
     /// Zeroed once after allocation, then reused by every call.
     pub workspace: u64,
     pub workspace_bytes: usize,
+    /// fp32 `[num_experts]`, needed with `FLAG_CORRECTION_BIAS`.
+    pub correction_bias: u64,
+    /// int32 `[num_experts]`, needed with `FLAG_EXPERT_MAP`.
+    pub expert_map: u64,
 }
 
 impl DeviceBuffers {
@@ -43,8 +49,81 @@ impl DeviceBuffers {
             expert_ids_capacity: i64::try_from(self.expert_ids_capacity).unwrap_or(i64::MAX),
             workspace: self.workspace as usize as *mut std::os::raw::c_void,
             workspace_bytes: self.workspace_bytes,
+            correction_bias: self.correction_bias as usize as *const f32,
+            expert_map: self.expert_map as usize as *const i32,
         }
     }
+}
+
+/// A device as the variant selection reads it (`alphamoe_device_attributes`,
+/// alphamoe/router_diagnostics.h); made by hand, it asks
+/// [`Router::select`](crate::Router::select) about a device this machine lacks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceAttributes {
+    /// major * 10 + minor, e.g. 90.
+    pub compute_capability: i32,
+    pub multiprocessor_count: i32,
+    /// Resident router CTAs per multiprocessor, >= 1.
+    pub cooperative_ctas_per_sm: i32,
+    pub cooperative_launch: bool,
+}
+
+impl DeviceAttributes {
+    pub(crate) fn raw(&self) -> ffi::alphamoe_device_attributes {
+        ffi::alphamoe_device_attributes {
+            struct_size: size_of::<ffi::alphamoe_device_attributes>(),
+            compute_capability: self.compute_capability,
+            multiprocessor_count: self.multiprocessor_count,
+            cooperative_ctas_per_sm: self.cooperative_ctas_per_sm,
+            cooperative_launch: i32::from(self.cooperative_launch),
+        }
+    }
+}
+
+/// The attributes of CUDA device `ordinal`.
+pub fn device_attributes(ordinal: usize) -> Result<DeviceAttributes> {
+    let mut raw = ffi::alphamoe_device_attributes {
+        struct_size: size_of::<ffi::alphamoe_device_attributes>(),
+        ..Default::default()
+    };
+    // SAFETY: a valid out pointer whose struct_size is its own size.
+    Status(unsafe { ffi::alphamoe_device_attributes_query(to_i32(ordinal), &mut raw) }).check()?;
+    let ffi::alphamoe_device_attributes {
+        struct_size: _,
+        compute_capability,
+        multiprocessor_count,
+        cooperative_ctas_per_sm,
+        cooperative_launch,
+    } = raw;
+    Ok(DeviceAttributes {
+        compute_capability,
+        multiprocessor_count,
+        cooperative_ctas_per_sm,
+        cooperative_launch: cooperative_launch != 0,
+    })
+}
+
+/// A device's name, compute capability and the image arch it would run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub compute_capability: i32,
+    /// 0 when the library holds no image for it.
+    pub image_arch: i32,
+}
+
+/// Name, compute capability and image arch of CUDA device `ordinal`.
+pub fn device_describe(ordinal: usize) -> Result<DeviceInfo> {
+    let mut name = [0 as c_char; 256];
+    let (mut compute_capability, mut image_arch) = (0i32, 0i32);
+    // SAFETY: `name` holds name.len() bytes; valid out pointers.
+    Status(unsafe {
+        ffi::alphamoe_device_describe(to_i32(ordinal), name.as_mut_ptr(), name.len(), &mut compute_capability, &mut image_arch)
+    })
+    .check()?;
+    // SAFETY: the library writes a NUL-terminated name within the capacity.
+    let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy().into_owned();
+    Ok(DeviceInfo { name, compute_capability, image_arch })
 }
 
 /// CUDA devices the driver sees; an error (`Status::NO_DRIVER`,
@@ -54,6 +133,14 @@ pub fn device_count() -> Result<usize> {
     // SAFETY: a valid out pointer.
     Status(unsafe { ffi::alphamoe_device_count(&mut count) }).check()?;
     Ok(count.max(0) as usize)
+}
+
+/// The library's name of a specialization ("auto", "tiny", "small",
+/// "large"); None for other values.
+pub fn specialization_name(specialization: Specialization) -> Option<&'static str> {
+    // SAFETY: NULL or a static string.
+    let name = unsafe { ffi::alphamoe_specialization_name(specialization.0) };
+    (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_str().unwrap_or(""))
 }
 
 /// Names of the kernels the library holds, e.g. "tiny_routed".
@@ -69,7 +156,7 @@ pub fn kernel_names() -> Vec<String> {
 
 /// The architectures (90, 100, 103) of the images embedded for kernel `index`.
 pub fn kernel_images(index: usize) -> Result<Vec<i32>> {
-    let index = i32::try_from(index).unwrap_or(i32::MAX);
+    let index = to_i32(index);
     let mut count = 0i32;
     // SAFETY: capacity 0 with a NULL array asks for the count only.
     Status(unsafe { ffi::alphamoe_kernel_images(index, std::ptr::null_mut(), 0, &mut count) }).check()?;

@@ -1,6 +1,6 @@
 //! Owned host buffers of one routed batch.
 use crate::ffi;
-use crate::router::Router;
+use crate::router::{Inputs, Router};
 use crate::status::{Error, Result};
 use std::mem::size_of;
 
@@ -10,7 +10,7 @@ use std::mem::size_of;
 pub struct Plan {
     top_k: usize,
     block_m: usize,
-    num_experts: usize,
+    local_experts: usize,
     num_tokens: usize,
     topk_ids: Vec<i32>,
     topk_weights: Vec<f32>,
@@ -29,7 +29,7 @@ impl Plan {
         Plan {
             top_k: p.top_k,
             block_m: p.block_m,
-            num_experts: p.num_experts,
+            local_experts: z.expert_counts,
             num_tokens: 0,
             topk_ids: vec![0; z.topk_ids],
             topk_weights: vec![0.0; z.topk_weights],
@@ -52,7 +52,7 @@ impl Plan {
         &self.topk_ids[..self.num_tokens * self.top_k]
     }
 
-    /// `[num_tokens, k]`, the softmax over the chosen logits.
+    /// `[num_tokens, k]`, the gate weights of the router's flavour.
     pub fn topk_weights(&self) -> &[f32] {
         &self.topk_weights[..self.num_tokens * self.top_k]
     }
@@ -73,17 +73,18 @@ impl Plan {
         &self.expert_ids[..(self.num_tokens_post_padded() / self.block_m).min(self.expert_ids.len())]
     }
 
-    /// Pairs per expert, `[num_experts]`.
+    /// Pairs per local expert, `[L]` (L = E without expert parallelism).
     pub fn expert_counts(&self) -> &[i32] {
-        &self.expert_counts[..self.num_experts]
+        &self.expert_counts[..self.local_experts]
     }
 
-    /// Group starts, `[num_experts + 1]`; the last is the live length.
+    /// Group starts, `[L + 1]`; the last is the live length.
     pub fn expert_offsets(&self) -> &[i32] {
-        &self.expert_offsets[..self.num_experts + 1]
+        &self.expert_offsets[..self.local_experts + 1]
     }
 
-    /// Where each pair went in `sorted_token_ids`, `[num_tokens, k]`.
+    /// Where each pair went in `sorted_token_ids`, `[num_tokens, k]`; -1 for
+    /// a pair another rank owns.
     pub fn pair_to_sorted(&self) -> &[i32] {
         &self.pair_to_sorted[..self.num_tokens * self.top_k]
     }
@@ -132,7 +133,7 @@ impl Plan {
             && self.pair_to_sorted.len() >= z.pair_to_sorted
             && self.top_k == p.top_k
             && self.block_m == p.block_m
-            && self.num_experts == p.num_experts;
+            && self.local_experts == z.expert_counts;
         if fits {
             Ok(())
         } else {
@@ -140,7 +141,7 @@ impl Plan {
         }
     }
 
-    pub(crate) fn raw_buffers(&mut self) -> ffi::alphamoe_buffers {
+    pub(crate) fn raw_buffers(&mut self, inputs: &Inputs) -> ffi::alphamoe_buffers {
         ffi::alphamoe_buffers {
             struct_size: size_of::<ffi::alphamoe_buffers>(),
             topk_ids: self.topk_ids.as_mut_ptr(),
@@ -155,6 +156,8 @@ impl Plan {
             expert_ids_capacity: self.expert_ids.len() as i64,
             workspace: std::ptr::null_mut(),
             workspace_bytes: 0,
+            correction_bias: inputs.correction_bias.map_or(std::ptr::null(), <[f32]>::as_ptr),
+            expert_map: inputs.expert_map.map_or(std::ptr::null(), <[i32]>::as_ptr),
         }
     }
 }

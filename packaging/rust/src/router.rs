@@ -1,5 +1,5 @@
 //! A validated parameter set and the calls made with it.
-use crate::device::DeviceBuffers;
+use crate::device::{DeviceAttributes, DeviceBuffers};
 use crate::ffi;
 use crate::plan::Plan;
 use crate::status::{Error, Result, Status};
@@ -7,16 +7,39 @@ use std::mem::size_of;
 use std::os::raw::c_void;
 use std::ptr::NonNull;
 
-/// Slot `top_k - 1` is always expert `num_experts - 1` (the shared expert).
-pub const FLAG_SHARED_EXPERT: u32 = 0x1;
-/// Fill the plan with the sentinel and `-1` from the live length up to capacity.
-pub const FLAG_TAIL_FILL: u32 = 0x2;
-/// Programmatic dependent launch (sm_90 and newer).
-pub const FLAG_PDL: u32 = 0x4;
+c_enum! {
+    /// How logits become scores (`alphamoe_scoring`).
+    Scoring {
+        SOFTMAX = ALPHAMOE_SCORING_SOFTMAX,
+        SIGMOID = ALPHAMOE_SCORING_SIGMOID,
+    }
+}
 
-/// What a router is created from. Counts outside the library's limits are
-/// rejected by [`Router::with_params`] with the matching status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+c_enum! {
+    /// Element type of the logits (`alphamoe_logits_type`).
+    LogitsType {
+        F32 = ALPHAMOE_LOGITS_F32,
+        BF16 = ALPHAMOE_LOGITS_BF16,
+        F16 = ALPHAMOE_LOGITS_F16,
+    }
+}
+
+c_enum! {
+    /// Which kernel specialization routes a call (`alphamoe_specialization`,
+    /// alphamoe/router_diagnostics.h). Forcing one is for tests that compare them.
+    Specialization {
+        AUTO = ALPHAMOE_SPECIALIZATION_AUTO,
+        TINY = ALPHAMOE_SPECIALIZATION_TINY,
+        SMALL = ALPHAMOE_SPECIALIZATION_SMALL,
+        LARGE = ALPHAMOE_SPECIALIZATION_LARGE,
+    }
+}
+
+/// What a router is created from (`alphamoe_params`). Values outside the
+/// library's limits are rejected by [`Router::with_params`] with the
+/// matching status; zero in a flavour field means the first version's
+/// behaviour (README, "What a call computes").
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
     /// E, 1..=512.
     pub num_experts: usize,
@@ -30,11 +53,100 @@ pub struct Params {
     pub logits_row_stride: usize,
     /// `FLAG_*` bits.
     pub flags: u32,
+    /// Diagnostics only: AUTO lets the library choose.
+    pub force_specialization: Specialization,
+    pub scoring: Scoring,
+    pub logits_type: LogitsType,
+    /// Expert groups (0 or 1: none); must divide `num_experts`.
+    pub num_groups: usize,
+    /// Groups kept per token, 1..=num_groups; 0 means all.
+    pub topk_groups: usize,
+    /// Multiplies every weight; finite, > 0; 0 means 1.
+    pub routed_scaling_factor: f32,
+    /// Expert parallelism by range: global id of local expert 0.
+    pub local_expert_begin: usize,
+    /// Local experts L, the plan's expert count; 0 means all `num_experts`.
+    pub local_expert_count: usize,
 }
 
 impl Params {
+    /// The renormalized fp32 softmax top-k of `num_experts` experts.
     pub fn new(num_experts: usize, top_k: usize, block_m: usize, max_tokens: usize) -> Params {
-        Params { num_experts, top_k, block_m, max_tokens, logits_row_stride: 0, flags: 0 }
+        Params {
+            num_experts,
+            top_k,
+            block_m,
+            max_tokens,
+            logits_row_stride: 0,
+            flags: 0,
+            force_specialization: Specialization::AUTO,
+            scoring: Scoring::SOFTMAX,
+            logits_type: LogitsType::F32,
+            num_groups: 0,
+            topk_groups: 0,
+            routed_scaling_factor: 0.0,
+            local_expert_begin: 0,
+            local_expert_count: 0,
+        }
+    }
+
+    fn raw(&self) -> ffi::alphamoe_params {
+        // Every field named, so that a field added to ffi must be mirrored here.
+        ffi::alphamoe_params {
+            struct_size: size_of::<ffi::alphamoe_params>(),
+            num_experts: to_i32(self.num_experts),
+            top_k: to_i32(self.top_k),
+            block_m: to_i32(self.block_m),
+            max_tokens: to_i32(self.max_tokens),
+            logits_row_stride: i64::try_from(self.logits_row_stride).unwrap_or(i64::MAX),
+            flags: self.flags,
+            force_specialization: self.force_specialization.0,
+            scoring: self.scoring.0,
+            logits_type: self.logits_type.0,
+            num_groups: to_i32(self.num_groups),
+            topk_groups: to_i32(self.topk_groups),
+            routed_scaling_factor: self.routed_scaling_factor,
+            local_expert_begin: to_i32(self.local_expert_begin),
+            local_expert_count: to_i32(self.local_expert_count),
+            reserved: 0,
+        }
+    }
+
+    fn from_raw(raw: &ffi::alphamoe_params) -> Params {
+        let ffi::alphamoe_params {
+            struct_size: _,
+            num_experts,
+            top_k,
+            block_m,
+            max_tokens,
+            logits_row_stride,
+            flags,
+            force_specialization,
+            scoring,
+            logits_type,
+            num_groups,
+            topk_groups,
+            routed_scaling_factor,
+            local_expert_begin,
+            local_expert_count,
+            reserved: _,
+        } = *raw;
+        Params {
+            num_experts: to_usize(num_experts),
+            top_k: to_usize(top_k),
+            block_m: to_usize(block_m),
+            max_tokens: to_usize(max_tokens),
+            logits_row_stride: to_usize(logits_row_stride),
+            flags,
+            force_specialization: Specialization(force_specialization),
+            scoring: Scoring(scoring),
+            logits_type: LogitsType(logits_type),
+            num_groups: to_usize(num_groups),
+            topk_groups: to_usize(topk_groups),
+            routed_scaling_factor,
+            local_expert_begin: to_usize(local_expert_begin),
+            local_expert_count: to_usize(local_expert_count),
+        }
     }
 }
 
@@ -47,6 +159,8 @@ pub struct Sizes {
     /// The plan's capacity.
     pub sorted_token_ids: usize,
     pub expert_ids: usize,
+    pub num_tokens_post_padded: usize,
+    /// L, the local experts (E without expert parallelism).
     pub expert_counts: usize,
     pub expert_offsets: usize,
     pub pair_to_sorted: usize,
@@ -54,12 +168,90 @@ pub struct Sizes {
     pub workspace_alignment: usize,
 }
 
+impl Sizes {
+    fn from_raw(raw: &ffi::alphamoe_sizes) -> Sizes {
+        let ffi::alphamoe_sizes {
+            struct_size: _,
+            topk_ids,
+            topk_weights,
+            sorted_token_ids,
+            expert_ids,
+            num_tokens_post_padded,
+            expert_counts,
+            expert_offsets,
+            pair_to_sorted,
+            workspace,
+            workspace_alignment,
+        } = *raw;
+        Sizes {
+            topk_ids: to_usize(topk_ids.elements),
+            topk_weights: to_usize(topk_weights.elements),
+            sorted_token_ids: to_usize(sorted_token_ids.elements),
+            expert_ids: to_usize(expert_ids.elements),
+            num_tokens_post_padded: to_usize(num_tokens_post_padded.elements),
+            expert_counts: to_usize(expert_counts.elements),
+            expert_offsets: to_usize(expert_offsets.elements),
+            pair_to_sorted: to_usize(pair_to_sorted.elements),
+            workspace_bytes: to_usize(workspace.bytes),
+            workspace_alignment: to_usize(workspace_alignment),
+        }
+    }
+}
+
+/// Which specialization, grid, block and image a call would use
+/// (`alphamoe_selection`, alphamoe/router_diagnostics.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selection {
+    pub specialization: Specialization,
+    pub grid_ctas: i32,
+    pub block_threads: i32,
+    /// Every CTA resident at once.
+    pub cooperative: bool,
+    /// The embedded image used: 90 for sm_90a, 100, 103.
+    pub image_arch: i32,
+    pub tokens_per_cta: i32,
+}
+
+/// The logits of one call, of the router's `logits_type`: bf16 and fp16 as
+/// their bit patterns.
+#[derive(Clone, Copy, Debug)]
+pub enum Logits<'a> {
+    F32(&'a [f32]),
+    Bf16(&'a [u16]),
+    F16(&'a [u16]),
+}
+
+impl<'a> From<&'a [f32]> for Logits<'a> {
+    fn from(values: &'a [f32]) -> Logits<'a> {
+        Logits::F32(values)
+    }
+}
+
+impl Logits<'_> {
+    fn kind(&self) -> (LogitsType, usize, *const c_void) {
+        match self {
+            Logits::F32(v) => (LogitsType::F32, v.len(), v.as_ptr() as *const c_void),
+            Logits::Bf16(v) => (LogitsType::BF16, v.len(), v.as_ptr() as *const c_void),
+            Logits::F16(v) => (LogitsType::F16, v.len(), v.as_ptr() as *const c_void),
+        }
+    }
+}
+
+/// Per-call inputs besides the logits, `[num_experts]` each when given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    /// Needed with `FLAG_CORRECTION_BIAS`.
+    pub correction_bias: Option<&'a [f32]>,
+    /// Needed with `FLAG_EXPERT_MAP`: each expert's local id, or -1.
+    pub expert_map: Option<&'a [i32]>,
+}
+
 /// A validated, immutable parameter set (`alphamoe_router`).
 #[derive(Debug)]
 pub struct Router {
     raw: NonNull<ffi::alphamoe_router>,
-    params: ffi::alphamoe_params,
-    sizes: ffi::alphamoe_sizes,
+    params: Params,
+    sizes: Sizes,
 }
 
 // SAFETY: the library documents a router as immutable and thread-safe to share.
@@ -67,12 +259,12 @@ unsafe impl Send for Router {}
 unsafe impl Sync for Router {}
 
 /// Counts beyond i32 saturate, so the library rejects them with its own status.
-fn to_i32(n: usize) -> i32 {
+pub(crate) fn to_i32(n: usize) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-fn to_usize(n: i64) -> usize {
-    usize::try_from(n).unwrap_or(0)
+pub(crate) fn to_usize<T: TryInto<usize>>(n: T) -> usize {
+    n.try_into().unwrap_or(0)
 }
 
 impl Router {
@@ -83,58 +275,36 @@ impl Router {
     }
 
     pub fn with_params(params: &Params) -> Result<Router> {
-        let raw_params = ffi::alphamoe_params {
-            struct_size: size_of::<ffi::alphamoe_params>(),
-            num_experts: to_i32(params.num_experts),
-            top_k: to_i32(params.top_k),
-            block_m: to_i32(params.block_m),
-            max_tokens: to_i32(params.max_tokens),
-            logits_row_stride: i64::try_from(params.logits_row_stride).unwrap_or(i64::MAX),
-            flags: params.flags,
-            force_specialization: 0,
-        };
+        let raw_params = params.raw();
         let mut raw: *mut ffi::alphamoe_router = std::ptr::null_mut();
         // SAFETY: both pointers are valid for the call.
         Status(unsafe { ffi::alphamoe_router_create(&raw_params, &mut raw) }).check()?;
         let raw = NonNull::new(raw).ok_or_else(|| Error::from_status(Status::NULL_POINTER))?;
-        let mut router = Router {
-            raw,
-            params: ffi::alphamoe_params { struct_size: size_of::<ffi::alphamoe_params>(), ..Default::default() },
-            sizes: ffi::alphamoe_sizes { struct_size: size_of::<ffi::alphamoe_sizes>(), ..Default::default() },
-        };
+        let mut normalized = ffi::alphamoe_params { struct_size: size_of::<ffi::alphamoe_params>(), ..Default::default() };
+        let mut sizes = ffi::alphamoe_sizes { struct_size: size_of::<ffi::alphamoe_sizes>(), ..Default::default() };
         // SAFETY: a live router and structs whose struct_size is their own size.
-        Status(unsafe { ffi::alphamoe_router_get_params(router.raw.as_ptr(), &mut router.params) }).check()?;
-        Status(unsafe { ffi::alphamoe_router_sizes(router.raw.as_ptr(), &mut router.sizes) }).check()?;
-        Ok(router)
+        let got = unsafe {
+            Status(ffi::alphamoe_router_get_params(raw.as_ptr(), &mut normalized))
+                .check()
+                .and_then(|_| Status(ffi::alphamoe_router_sizes(raw.as_ptr(), &mut sizes)).check())
+        };
+        if let Err(e) = got {
+            // SAFETY: created above, destroyed once.
+            unsafe { ffi::alphamoe_router_destroy(raw.as_ptr()) };
+            return Err(e);
+        }
+        Ok(Router { raw, params: Params::from_raw(&normalized), sizes: Sizes::from_raw(&sizes) })
     }
 
-    /// The router's parameters as the library normalized them (a zero row
-    /// stride reads back as `num_experts`).
+    /// The router's parameters as the library normalized them: the row
+    /// stride resolved, num_groups at least 1, topk_groups resolved, the
+    /// scaling factor 1 for 0, local_expert_count E for 0.
     pub fn params(&self) -> Params {
-        let p = &self.params;
-        Params {
-            num_experts: p.num_experts as usize,
-            top_k: p.top_k as usize,
-            block_m: p.block_m as usize,
-            max_tokens: p.max_tokens as usize,
-            logits_row_stride: to_usize(p.logits_row_stride),
-            flags: p.flags,
-        }
+        self.params
     }
 
     pub fn sizes(&self) -> Sizes {
-        let z = &self.sizes;
-        Sizes {
-            topk_ids: to_usize(z.topk_ids.elements),
-            topk_weights: to_usize(z.topk_weights.elements),
-            sorted_token_ids: to_usize(z.sorted_token_ids.elements),
-            expert_ids: to_usize(z.expert_ids.elements),
-            expert_counts: to_usize(z.expert_counts.elements),
-            expert_offsets: to_usize(z.expert_offsets.elements),
-            pair_to_sorted: to_usize(z.pair_to_sorted.elements),
-            workspace_bytes: to_usize(z.workspace.bytes),
-            workspace_alignment: to_usize(z.workspace_alignment),
-        }
+        self.sizes
     }
 
     /// Host buffers for every output of this router, optional ones included.
@@ -142,7 +312,7 @@ impl Router {
         Plan::for_router(self)
     }
 
-    /// Routes `num_tokens` rows of `logits` on the CPU (the contract's
+    /// Routes `num_tokens` rows of fp32 `logits` on the CPU (the contract's
     /// reference) into a new plan.
     pub fn route_host(&self, num_tokens: usize, logits: &[f32]) -> Result<Plan> {
         let mut plan = self.plan();
@@ -153,19 +323,33 @@ impl Router {
     /// Like [`Router::route_host`], reusing `plan`'s buffers. On error no
     /// element of `plan` has changed.
     pub fn route_host_into(&self, num_tokens: usize, logits: &[f32], plan: &mut Plan) -> Result<()> {
-        if num_tokens > self.params.max_tokens as usize {
+        self.route_host_with(num_tokens, Logits::F32(logits), &Inputs::default(), plan)
+    }
+
+    /// The CPU reference for every flavour: logits of the router's type,
+    /// the correction bias and the expert map. `logits` holds exactly
+    /// `num_tokens` rows (the last may end at `num_experts`). On error no
+    /// element of `plan` has changed.
+    pub fn route_host_with(&self, num_tokens: usize, logits: Logits, inputs: &Inputs, plan: &mut Plan) -> Result<()> {
+        if num_tokens > self.params.max_tokens {
             return Err(Error::from_status(Status::NUM_TOKENS));
         }
-        self.check_logits_len(num_tokens, logits.len())?;
+        let (kind, len, pointer) = logits.kind();
+        if kind != self.params.logits_type {
+            return Err(Error::with_detail(
+                Status::LOGITS_TYPE,
+                format!("the logits are {:?}, the router takes {:?}", kind, self.params.logits_type),
+            ));
+        }
+        self.check_logits_len(num_tokens, len)?;
+        self.check_inputs(inputs)?;
         plan.check_fits(self)?;
-        let buffers = plan.raw_buffers();
-        // SAFETY: logits holds num_tokens rows (checked above), every buffer
-        // holds at least what the sizing says (check_fits) and stays borrowed
-        // for the call.
-        Status(unsafe {
-            ffi::alphamoe_route_host(self.raw.as_ptr(), to_i32(num_tokens), logits.as_ptr(), &buffers)
-        })
-        .check()?;
+        let buffers = plan.raw_buffers(inputs);
+        // SAFETY: logits holds num_tokens rows of the router's type and the
+        // inputs num_experts values (checked above); every buffer holds at
+        // least what the sizing says (check_fits) and stays borrowed for the call.
+        Status(unsafe { ffi::alphamoe_route_host(self.raw.as_ptr(), to_i32(num_tokens), pointer, &buffers) })
+            .check()?;
         plan.set_num_tokens(num_tokens);
         Ok(())
     }
@@ -174,20 +358,50 @@ impl Router {
     /// stream), asynchronous.
     ///
     /// # Safety
-    /// `logits` and every address in `buffers` must be device memory of the
-    /// stream's context, of the sizes [`Router::sizes`] gives (logits:
-    /// `num_tokens` rows), alive until the launch completes; the workspace
-    /// must have been zeroed once and be used by one call at a time.
+    /// `logits` (of the router's logits_type) and every address in
+    /// `buffers` must be device memory of the stream's context, of the
+    /// sizes [`Router::sizes`] gives (logits: `num_tokens` rows; bias and
+    /// map: `num_experts` values), alive until the launch completes; the
+    /// workspace must have been zeroed once and be used by one call at a time.
     pub unsafe fn route(&self, num_tokens: usize, logits: u64, buffers: &DeviceBuffers, stream: *mut c_void) -> Result<()> {
         let raw = buffers.raw();
         Status(ffi::alphamoe_route(
             self.raw.as_ptr(),
             to_i32(num_tokens),
-            logits as usize as *const f32,
+            logits as usize as *const c_void,
             &raw,
             stream as *mut ffi::CUstream_st,
         ))
         .check()
+    }
+
+    /// Which specialization, grid, block and image a call with `num_tokens`
+    /// would use on a device with these attributes. A pure function:
+    /// `Status::UNSUPPORTED_FLAVOUR` says the GPU kernels do not implement
+    /// the router's flavour.
+    pub fn select(&self, num_tokens: usize, device: &DeviceAttributes) -> Result<Selection> {
+        let attributes = device.raw();
+        let mut out = ffi::alphamoe_selection { struct_size: size_of::<ffi::alphamoe_selection>(), ..Default::default() };
+        // SAFETY: valid pointers for the call.
+        Status(unsafe { ffi::alphamoe_router_select(self.raw.as_ptr(), to_i32(num_tokens), &attributes, &mut out) })
+            .check()?;
+        let ffi::alphamoe_selection {
+            struct_size: _,
+            specialization,
+            grid_ctas,
+            block_threads,
+            cooperative,
+            image_arch,
+            tokens_per_cta,
+        } = out;
+        Ok(Selection {
+            specialization: Specialization(specialization),
+            grid_ctas,
+            block_threads,
+            cooperative: cooperative != 0,
+            image_arch,
+            tokens_per_cta,
+        })
     }
 
     /// The raw handle, for calls this wrapper does not cover.
@@ -195,17 +409,38 @@ impl Router {
         self.raw.as_ptr()
     }
 
+    /// Exactly `num_tokens` rows: a longer or shorter slice is another shape
+    /// and is refused rather than read as one.
     fn check_logits_len(&self, num_tokens: usize, len: usize) -> Result<()> {
-        if num_tokens == 0 {
-            return Ok(());
+        let (stride, e) = (self.params.logits_row_stride, self.params.num_experts);
+        let fits = if num_tokens == 0 {
+            len == 0
+        } else {
+            let last_row = (num_tokens - 1).checked_mul(stride).and_then(|n| n.checked_add(e));
+            Some(len) == last_row || Some(len) == num_tokens.checked_mul(stride)
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(Error::invalid_argument(format!(
+                "logits hold {} values, {} tokens of {} experts (row stride {}) need {} or {}",
+                len,
+                num_tokens,
+                e,
+                stride,
+                num_tokens.saturating_sub(1).saturating_mul(stride).saturating_add(e),
+                num_tokens.saturating_mul(stride)
+            )))
         }
-        let stride = to_usize(self.params.logits_row_stride);
-        let needed = (num_tokens - 1) * stride + self.params.num_experts as usize;
-        if len < needed {
-            return Err(Error::invalid_argument(format!(
-                "logits holds {} values, {} tokens need {}",
-                len, num_tokens, needed
-            )));
+    }
+
+    fn check_inputs(&self, inputs: &Inputs) -> Result<()> {
+        let e = self.params.num_experts;
+        let lengths = [("correction_bias", inputs.correction_bias.map(<[f32]>::len)), ("expert_map", inputs.expert_map.map(<[i32]>::len))];
+        for (name, len) in lengths {
+            if let Some(len) = len.filter(|&len| len != e) {
+                return Err(Error::invalid_argument(format!("{} holds {} values, the router has {} experts", name, len, e)));
+            }
         }
         Ok(())
     }

@@ -3,35 +3,43 @@ use crate::ffi;
 use std::ffi::CStr;
 use std::fmt;
 
-/// An `alphamoe_status` value. A newer library may return values this crate
-/// has no constant for; they still carry the library's message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Status(pub i32);
+c_enum! {
+    /// An `alphamoe_status` value. A newer library may return values this
+    /// crate has no constant for; they still carry the library's message.
+    /// `Debug` prints the header's name, e.g. `ALPHAMOE_ERROR_TOP_K`.
+    Status {
+        OK = ALPHAMOE_OK,
+        NULL_POINTER = ALPHAMOE_ERROR_NULL_POINTER,
+        STRUCT_SIZE = ALPHAMOE_ERROR_STRUCT_SIZE,
+        NUM_EXPERTS = ALPHAMOE_ERROR_NUM_EXPERTS,
+        TOP_K = ALPHAMOE_ERROR_TOP_K,
+        BLOCK_M = ALPHAMOE_ERROR_BLOCK_M,
+        MAX_TOKENS = ALPHAMOE_ERROR_MAX_TOKENS,
+        NUM_TOKENS = ALPHAMOE_ERROR_NUM_TOKENS,
+        SHARED_EXPERT = ALPHAMOE_ERROR_SHARED_EXPERT,
+        ROW_STRIDE = ALPHAMOE_ERROR_ROW_STRIDE,
+        FLAGS = ALPHAMOE_ERROR_FLAGS,
+        SPECIALIZATION = ALPHAMOE_ERROR_SPECIALIZATION,
+        ALIGNMENT = ALPHAMOE_ERROR_ALIGNMENT,
+        CAPACITY = ALPHAMOE_ERROR_CAPACITY,
+        WORKSPACE = ALPHAMOE_ERROR_WORKSPACE,
+        NO_DRIVER = ALPHAMOE_ERROR_NO_DRIVER,
+        NO_DEVICE = ALPHAMOE_ERROR_NO_DEVICE,
+        NO_IMAGE = ALPHAMOE_ERROR_NO_IMAGE,
+        UNSUPPORTED_DEVICE = ALPHAMOE_ERROR_UNSUPPORTED_DEVICE,
+        CUDA = ALPHAMOE_ERROR_CUDA,
+        OUT_OF_MEMORY = ALPHAMOE_ERROR_OUT_OF_MEMORY,
+        INVALID_ARGUMENT = ALPHAMOE_ERROR_INVALID_ARGUMENT,
+        SCORING = ALPHAMOE_ERROR_SCORING,
+        LOGITS_TYPE = ALPHAMOE_ERROR_LOGITS_TYPE,
+        GROUPS = ALPHAMOE_ERROR_GROUPS,
+        SCALING_FACTOR = ALPHAMOE_ERROR_SCALING_FACTOR,
+        EXPERT_PARALLEL = ALPHAMOE_ERROR_EXPERT_PARALLEL,
+        UNSUPPORTED_FLAVOUR = ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR,
+    }
+}
 
 impl Status {
-    pub const OK: Status = Status(0);
-    pub const NULL_POINTER: Status = Status(1);
-    pub const STRUCT_SIZE: Status = Status(2);
-    pub const NUM_EXPERTS: Status = Status(3);
-    pub const TOP_K: Status = Status(4);
-    pub const BLOCK_M: Status = Status(5);
-    pub const MAX_TOKENS: Status = Status(6);
-    pub const NUM_TOKENS: Status = Status(7);
-    pub const SHARED_EXPERT: Status = Status(8);
-    pub const ROW_STRIDE: Status = Status(9);
-    pub const FLAGS: Status = Status(10);
-    pub const SPECIALIZATION: Status = Status(11);
-    pub const ALIGNMENT: Status = Status(12);
-    pub const CAPACITY: Status = Status(13);
-    pub const WORKSPACE: Status = Status(14);
-    pub const NO_DRIVER: Status = Status(15);
-    pub const NO_DEVICE: Status = Status(16);
-    pub const NO_IMAGE: Status = Status(17);
-    pub const UNSUPPORTED_DEVICE: Status = Status(18);
-    pub const CUDA: Status = Status(19);
-    pub const OUT_OF_MEMORY: Status = Status(20);
-    pub const INVALID_ARGUMENT: Status = Status(21);
-
     /// The library's fixed message, e.g. "ALPHAMOE_ERROR_TOP_K: top_k must be ...".
     pub fn message(self) -> &'static str {
         // SAFETY: never NULL, a static string owned by the library.
@@ -50,6 +58,13 @@ impl Status {
     }
 }
 
+/// The name and the library's message, e.g. "ALPHAMOE_ERROR_TOP_K: top_k must be ...".
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
 /// A failed call: the status and a message saying why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
@@ -65,12 +80,14 @@ impl Error {
         Error { status, message: status.message().to_string() }
     }
 
-    /// An error found by the binding before calling the library.
+    /// An error found by the binding before calling the library: `status`'s
+    /// message followed by what was wrong.
+    pub(crate) fn with_detail(status: Status, what: String) -> Error {
+        Error { status, message: format!("{}: {}", status.message(), what) }
+    }
+
     pub(crate) fn invalid_argument(what: String) -> Error {
-        Error {
-            status: Status::INVALID_ARGUMENT,
-            message: format!("{}: {}", Status::INVALID_ARGUMENT.message(), what),
-        }
+        Error::with_detail(Status::INVALID_ARGUMENT, what)
     }
 
     pub fn status(&self) -> Status {
@@ -82,6 +99,7 @@ impl Error {
     }
 }
 
+/// The status's name and message (and what the binding found wrong).
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

@@ -4,25 +4,9 @@
 mod common;
 
 use alphamoe_router::{DeviceBuffers, Params, Router, Status, FLAG_SHARED_EXPERT};
-use common::contract::{self, Outputs};
+use common::contract::{self, host_outputs, Outputs, POISON};
 use common::cuda::{self, Gpu};
 use common::{random_logits, seed, Rng};
-
-const POISON: i32 = 0x5A5A_5A5A;
-
-fn host_outputs(plan: &alphamoe_router::Plan) -> Outputs<'_> {
-    Outputs {
-        topk_ids: plan.topk_ids(),
-        topk_weights: plan.topk_weights(),
-        sorted_token_ids: plan.sorted_token_ids_buffer(),
-        expert_ids: plan.expert_ids_buffer(),
-        num_tokens_post_padded: plan.num_tokens_post_padded() as i32,
-        expert_counts: plan.expert_counts(),
-        expert_offsets: plan.expert_offsets(),
-        pair_to_sorted: plan.pair_to_sorted(),
-        poison: Some(POISON),
-    }
-}
 
 /// (E, k, block_m, max_tokens, M, flags): routed and shared-expert, more
 /// experts than pairs and the other way round, block_m 1 and large.
@@ -196,6 +180,7 @@ fn gpu_route_matches_the_reference_or_reports_no_gpu() {
         pair_to_sorted: d_pairs.address,
         workspace: d_workspace.address,
         workspace_bytes: sizes.workspace_bytes,
+        ..Default::default()
     };
     // SAFETY: device buffers of the sizes the router gives, alive until the
     // synchronize below.

@@ -1,6 +1,9 @@
 //! The routing contract (docs/contract.md) computed here,
 //! independently of the library, and compared with what a call wrote.
-use alphamoe_router::{Params, FLAG_SHARED_EXPERT};
+use alphamoe_router::{Params, Plan, FLAG_SHARED_EXPERT};
+
+/// What every buffer holds before a call, to see what the call left untouched.
+pub const POISON: i32 = 0x5A5A_5A5A;
 
 /// One call's outputs, whole buffers where the contract says what lies
 /// past the live part.
@@ -16,6 +19,21 @@ pub struct Outputs<'a> {
     /// The value every buffer held before the call: what lies past the live
     /// plan must still hold it.
     pub poison: Option<i32>,
+}
+
+/// The outputs of a host plan filled with POISON before the call.
+pub fn host_outputs(plan: &Plan) -> Outputs<'_> {
+    Outputs {
+        topk_ids: plan.topk_ids(),
+        topk_weights: plan.topk_weights(),
+        sorted_token_ids: plan.sorted_token_ids_buffer(),
+        expert_ids: plan.expert_ids_buffer(),
+        num_tokens_post_padded: plan.num_tokens_post_padded() as i32,
+        expert_counts: plan.expert_counts(),
+        expert_offsets: plan.expert_offsets(),
+        pair_to_sorted: plan.pair_to_sorted(),
+        poison: Some(POISON),
+    }
 }
 
 /// Expert `a` with logit `la` ranks before `b` with `lb`: higher logit
@@ -77,7 +95,6 @@ pub fn check(p: &Params, m: usize, logits: &[f32], out: &Outputs) -> Result<(), 
     let (e, k, bm) = (p.num_experts, p.top_k, p.block_m);
     let stride = if p.logits_row_stride == 0 { e } else { p.logits_row_stride };
     let shared = p.flags & FLAG_SHARED_EXPERT != 0;
-    let sentinel = (m * k) as i32;
 
     for t in 0..m {
         let row = &logits[t * stride..t * stride + e];
@@ -95,16 +112,32 @@ pub fn check(p: &Params, m: usize, logits: &[f32], out: &Outputs) -> Result<(), 
         }
     }
 
-    // Each expert's pairs in ascending order, padded with the sentinel to a
-    // multiple of block_m; groups in expert order.
+    check_plan(bm, m * k, e, |expert| Some(expert as usize), out)
+}
+
+/// The plan of `pairs` pairs over `local_experts` experts, from the call's
+/// own topk_ids: `local` gives each global expert its local id (None: another
+/// rank owns it). Err says the first difference.
+pub fn check_plan(
+    bm: usize,
+    pairs: usize,
+    local_experts: usize,
+    local: impl Fn(i32) -> Option<usize>,
+    out: &Outputs,
+) -> Result<(), String> {
+    let sentinel = pairs as i32;
+    // Each local expert's pairs in ascending order, padded with the sentinel
+    // to a multiple of block_m; groups in local expert order.
     let mut sorted = Vec::new();
     let mut blocks = Vec::new();
-    let mut counts = vec![0i32; e];
-    let mut offsets = vec![0i32; e + 1];
-    for expert in 0..e {
+    let mut counts = vec![0i32; local_experts];
+    let mut offsets = vec![0i32; local_experts + 1];
+    let mut pair_to_sorted = vec![-1i32; pairs];
+    for expert in 0..local_experts {
         offsets[expert] = sorted.len() as i32;
-        for pair in 0..m * k {
-            if out.topk_ids[pair] == expert as i32 {
+        for pair in 0..pairs {
+            if local(out.topk_ids[pair]) == Some(expert) {
+                pair_to_sorted[pair] = sorted.len() as i32;
                 sorted.push(pair as i32);
                 counts[expert] += 1;
             }
@@ -114,7 +147,7 @@ pub fn check(p: &Params, m: usize, logits: &[f32], out: &Outputs) -> Result<(), 
         }
         blocks.resize(sorted.len() / bm, expert as i32);
     }
-    offsets[e] = sorted.len() as i32;
+    offsets[local_experts] = sorted.len() as i32;
     let live = sorted.len();
     if out.num_tokens_post_padded != live as i32 {
         return Err(format!("num_tokens_post_padded {} but the groups take {}", out.num_tokens_post_padded, live));
@@ -131,10 +164,8 @@ pub fn check(p: &Params, m: usize, logits: &[f32], out: &Outputs) -> Result<(), 
     if out.expert_offsets != &offsets[..] {
         return Err(format!("expert_offsets {:?}, group starts {:?}", out.expert_offsets, offsets));
     }
-    for (pos, &pair) in sorted.iter().enumerate() {
-        if pair != sentinel && out.pair_to_sorted[pair as usize] != pos as i32 {
-            return Err(format!("pair_to_sorted[{}] = {}, the pair sits at {}", pair, out.pair_to_sorted[pair as usize], pos));
-        }
+    if let Some(pair) = (0..pairs).find(|&p| out.pair_to_sorted[p] != pair_to_sorted[p]) {
+        return Err(format!("pair_to_sorted[{}] = {}, expected {}", pair, out.pair_to_sorted[pair], pair_to_sorted[pair]));
     }
     if let Some(poison) = out.poison {
         if let Some(i) = out.sorted_token_ids[live..].iter().position(|&x| x != poison) {

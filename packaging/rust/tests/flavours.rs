@@ -1,0 +1,272 @@
+//! Every routing flavour through the crate: each field of `Params` reaches
+//! the library (read back normalized, or refused with its own status), and
+//! the CPU reference routes sigmoid scoring with groups and scaling, a
+//! correction bias, bf16 and fp16 logits and both kinds of expert
+//! parallelism as README's contract says.
+mod common;
+
+use alphamoe_router::{
+    Inputs, Logits, LogitsType, Params, Plan, Router, Scoring, Specialization, Status, FLAG_CORRECTION_BIAS,
+    FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE,
+};
+use common::contract::{self, host_outputs as outputs, POISON};
+use common::{seed, Rng};
+
+fn uniform_logits(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.uniform(-6.0, 6.0)).collect()
+}
+
+fn route(router: &Router, m: usize, logits: Logits, inputs: &Inputs) -> Plan {
+    let mut plan = router.plan();
+    plan.fill(POISON, f32::from_bits(POISON as u32));
+    router.route_host_with(m, logits, inputs, &mut plan).expect("route_host_with");
+    plan
+}
+
+fn sigmoid(x: f32) -> f64 {
+    1.0 / (1.0 + (-(x as f64)).exp())
+}
+
+#[test]
+fn every_field_reaches_the_library() {
+    let set = Params {
+        logits_row_stride: 70,
+        flags: FLAG_NO_RENORMALIZE | FLAG_CORRECTION_BIAS,
+        force_specialization: Specialization::SMALL,
+        scoring: Scoring::SIGMOID,
+        logits_type: LogitsType::BF16,
+        num_groups: 8,
+        topk_groups: 3,
+        routed_scaling_factor: 2.5,
+        local_expert_begin: 16,
+        local_expert_count: 24,
+        ..Params::new(64, 6, 32, 100)
+    };
+    let router = Router::with_params(&set).expect("valid flavour");
+    assert_eq!(router.params(), set);
+    assert_eq!((router.sizes().expert_counts, router.sizes().expert_offsets), (24, 25));
+    // Zeros read back normalized.
+    let normalized = Router::with_params(&Params { scoring: Scoring::SIGMOID, ..Params::new(64, 6, 32, 100) })
+        .unwrap()
+        .params();
+    assert_eq!(
+        (normalized.logits_row_stride, normalized.num_groups, normalized.topk_groups),
+        (64, 1, 1),
+        "{:?}",
+        normalized
+    );
+    assert_eq!((normalized.routed_scaling_factor, normalized.local_expert_count), (1.0, 64));
+
+    let base = Params::new(64, 6, 32, 100);
+    let refused = [
+        (Params { scoring: Scoring(7), ..base }, Status::SCORING),
+        (Params { flags: FLAG_CORRECTION_BIAS, ..base }, Status::SCORING),
+        (Params { logits_type: LogitsType(9), ..base }, Status::LOGITS_TYPE),
+        (Params { num_groups: 5, ..base }, Status::GROUPS),
+        (Params { num_groups: 8, topk_groups: 9, ..base }, Status::GROUPS),
+        (Params { routed_scaling_factor: -1.0, ..base }, Status::SCALING_FACTOR),
+        (Params { routed_scaling_factor: f32::NAN, ..base }, Status::SCALING_FACTOR),
+        (Params { local_expert_begin: 60, local_expert_count: 8, ..base }, Status::EXPERT_PARALLEL),
+        (Params { flags: FLAG_EXPERT_MAP, ..base }, Status::EXPERT_PARALLEL),
+        (Params { force_specialization: Specialization(9), ..base }, Status::SPECIALIZATION),
+    ];
+    for (params, status) in refused {
+        let err = Router::with_params(&params).expect_err("an invalid flavour was accepted");
+        assert_eq!(err.status(), status, "{:?}: {}", params, err);
+        assert!(err.to_string().starts_with(status.name().unwrap()), "{}", err);
+    }
+}
+
+/// Sigmoid scoring, groups ranked by their best logit, the best
+/// `topk_groups` kept, weights renormalized (or not) and scaled.
+#[test]
+fn sigmoid_groups_and_scaling_follow_the_contract() {
+    let seed = seed("sigmoid_groups_and_scaling_follow_the_contract");
+    let mut rng = Rng::new(seed);
+    let (e, k, groups, kept, m) = (64, 6, 8, 3, 37);
+    for (flags, scale) in [(0, 2.5f32), (FLAG_NO_RENORMALIZE, 1.0)] {
+        let params = Params {
+            flags,
+            scoring: Scoring::SIGMOID,
+            num_groups: groups,
+            topk_groups: kept,
+            routed_scaling_factor: scale,
+            ..Params::new(e, k, 8, m)
+        };
+        let router = Router::with_params(&params).unwrap();
+        let logits = uniform_logits(&mut rng, m * e);
+        let plan = route(&router, m, Logits::F32(&logits), &Inputs::default());
+        let per_group = e / groups;
+        for t in 0..m {
+            let row = &logits[t * e..(t + 1) * e];
+            let best = |g: usize| row[g * per_group..(g + 1) * per_group].iter().cloned().fold(f32::MIN, f32::max);
+            let mut order: Vec<usize> = (0..groups).collect();
+            order.sort_by(|&a, &b| best(b).partial_cmp(&best(a)).unwrap().then(a.cmp(&b)));
+            let mut experts: Vec<usize> = (0..e).filter(|x| order[..kept].contains(&(x / per_group))).collect();
+            experts.sort_by(|&a, &b| row[b].partial_cmp(&row[a]).unwrap().then(a.cmp(&b)));
+            let want: Vec<i32> = experts[..k].iter().map(|&x| x as i32).collect();
+            assert_eq!(&plan.topk_ids()[t * k..(t + 1) * k], &want[..], "token {}, seed {}", t, seed);
+            let sum: f64 = want.iter().map(|&x| sigmoid(row[x as usize])).sum();
+            for (j, &x) in want.iter().enumerate() {
+                let u = sigmoid(row[x as usize]) / if flags == 0 { sum } else { 1.0 };
+                let got = plan.topk_weights()[t * k + j] as f64;
+                assert!((got - scale as f64 * u).abs() <= 4e-6 * scale.max(1.0) as f64, "token {} slot {}: {} vs {}, seed {}", t, j, got, scale as f64 * u, seed);
+            }
+        }
+        contract::check_plan(8, m * k, e, |x| Some(x as usize), &outputs(&plan)).unwrap();
+    }
+}
+
+/// A bias of +1 lifts its experts' keys above every unbiased score in (0, 1):
+/// they are chosen, by their sigmoid, and the weights ignore the bias.
+#[test]
+fn correction_bias_steers_the_choice_only() {
+    let seed = seed("correction_bias_steers_the_choice_only");
+    let mut rng = Rng::new(seed);
+    let (e, k, m) = (32, 4, 20);
+    let params = Params { flags: FLAG_CORRECTION_BIAS, scoring: Scoring::SIGMOID, ..Params::new(e, k, 4, m) };
+    let router = Router::with_params(&params).unwrap();
+    let logits = uniform_logits(&mut rng, m * e);
+    let bias: Vec<f32> = (0..e).map(|x| if x % 3 == 1 { 1.0 } else { 0.0 }).collect();
+    let plan = route(&router, m, Logits::F32(&logits), &Inputs { correction_bias: Some(&bias), ..Default::default() });
+    for t in 0..m {
+        let row = &logits[t * e..(t + 1) * e];
+        let ids = &plan.topk_ids()[t * k..(t + 1) * k];
+        let lifted_out = (0..e).filter(|&x| bias[x] > 0.0 && !ids.contains(&(x as i32)));
+        for x in ids.iter().map(|&x| x as usize) {
+            assert!(bias[x] > 0.0, "token {}: expert {} has no bias but was chosen, seed {}", t, x, seed);
+        }
+        for other in lifted_out {
+            let worst = ids.iter().map(|&x| sigmoid(row[x as usize])).fold(f64::MAX, f64::min);
+            // fl(s + 1) keeps s to 2^-23: a closer pair may go either way.
+            assert!(sigmoid(row[other]) <= worst + 2e-7, "token {}: expert {} ranks below the chosen, seed {}", t, other, seed);
+        }
+        let sum: f64 = ids.iter().map(|&x| sigmoid(row[x as usize])).sum();
+        for (j, &x) in ids.iter().enumerate() {
+            let want = sigmoid(row[x as usize]) / sum;
+            assert!((plan.topk_weights()[t * k + j] as f64 - want).abs() <= 4e-6, "token {} slot {}, seed {}", t, j, seed);
+        }
+    }
+    // Without the bias the flagged router refuses the call.
+    let mut empty = router.plan();
+    let err = router.route_host_with(m, Logits::F32(&logits), &Inputs::default(), &mut empty).unwrap_err();
+    assert_eq!(err.status(), Status::NULL_POINTER, "{}", err);
+}
+
+/// bf16 and fp16 logits route exactly as fp32 logits of the same values.
+#[test]
+fn half_logits_route_as_their_fp32_values() {
+    let seed = seed("half_logits_route_as_their_fp32_values");
+    let mut rng = Rng::new(seed);
+    let (e, k, m) = (48, 5, 30);
+    let f32_router = Router::new(e, k, 16, m).unwrap();
+    let bf16: Vec<u16> = (0..m * e).map(|_| (rng.uniform(-6.0, 6.0).to_bits() >> 16) as u16).collect();
+    // Finite fp16 values: any sign, exponent field 0..30, any mantissa.
+    let f16: Vec<u16> = (0..m * e).map(|_| (rng.next() as u16 & 0x83ff) | ((rng.below(31) as u16) << 10)).collect();
+    let cases: [(LogitsType, Logits, Vec<f32>); 2] = [
+        (LogitsType::BF16, Logits::Bf16(&bf16), bf16.iter().map(|&b| f32::from_bits((b as u32) << 16)).collect()),
+        (LogitsType::F16, Logits::F16(&f16), f16.iter().map(|&h| f16_value(h)).collect()),
+    ];
+    for (logits_type, half, widened) in cases {
+        let params = Params { logits_type, ..Params::new(e, k, 16, m) };
+        let router = Router::with_params(&params).unwrap();
+        let plan = route(&router, m, half, &Inputs::default());
+        let reference = route(&f32_router, m, Logits::F32(&widened), &Inputs::default());
+        contract::check(&Params::new(e, k, 16, m), m, &widened, &outputs(&reference)).unwrap();
+        assert_eq!(plan.topk_ids(), reference.topk_ids(), "{:?}, seed {}", logits_type, seed);
+        let bits = |w: &[f32]| w.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(plan.topk_weights()), bits(reference.topk_weights()), "{:?}, seed {}", logits_type, seed);
+        assert_eq!(plan.sorted_token_ids(), reference.sorted_token_ids());
+        // The router takes its own type only.
+        let err = router.route_host(m, &widened).unwrap_err();
+        assert_eq!(err.status(), Status::LOGITS_TYPE, "{}", err);
+    }
+}
+
+/// IEEE binary16 bits to the fp32 of the same value.
+fn f16_value(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exponent = ((h >> 10) & 0x1f) as i32;
+    let mantissa = (h & 0x3ff) as f32;
+    sign * match exponent {
+        0 => mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        _ => (1024.0 + mantissa) * 2f32.powi(exponent - 25),
+    }
+}
+
+/// A local range and a map: ids and weights as without expert parallelism,
+/// the plan over the local experts in local ids.
+#[test]
+fn expert_parallelism_plans_the_local_experts() {
+    let seed = seed("expert_parallelism_plans_the_local_experts");
+    let mut rng = Rng::new(seed);
+    let (e, k, bm, m) = (40, 4, 8, 25);
+    let logits = uniform_logits(&mut rng, m * e);
+    let full = route(&Router::new(e, k, bm, m).unwrap(), m, Logits::F32(&logits), &Inputs::default());
+    let map: Vec<i32> = (0..e).map(|_| rng.below(14) as i32 - 2).collect(); // -2..=11 over L = 10
+    let cases = [
+        (Params { local_expert_begin: 12, local_expert_count: 10, ..Params::new(e, k, bm, m) }, None),
+        (Params { flags: FLAG_EXPERT_MAP, local_expert_count: 10, ..Params::new(e, k, bm, m) }, Some(&map[..])),
+    ];
+    for (params, expert_map) in cases {
+        let router = Router::with_params(&params).unwrap();
+        assert_eq!(router.sizes().expert_counts, 10);
+        let plan = route(&router, m, Logits::F32(&logits), &Inputs { expert_map, ..Default::default() });
+        assert_eq!(plan.topk_ids(), full.topk_ids(), "seed {}", seed);
+        assert_eq!(plan.topk_weights(), full.topk_weights(), "seed {}", seed);
+        let local = |g: i32| -> Option<usize> {
+            let l = match expert_map {
+                Some(map) => map[g as usize],
+                None => g - params.local_expert_begin as i32,
+            };
+            (0..10).contains(&l).then(|| l as usize)
+        };
+        if let Err(why) = contract::check_plan(bm, m * k, 10, local, &outputs(&plan)) {
+            panic!("{:?}, seed {}: {}", params, seed, why);
+        }
+    }
+    // A map of another length is refused before the call.
+    let router = Router::with_params(&cases[1].0).unwrap();
+    let err = router
+        .route_host_with(m, Logits::F32(&logits), &Inputs { expert_map: Some(&map[1..]), ..Default::default() }, &mut router.plan())
+        .unwrap_err();
+    assert_eq!(err.status(), Status::INVALID_ARGUMENT, "{}", err);
+}
+
+/// Logits of another shape are refused, never read as a shorter batch.
+#[test]
+fn logits_of_another_shape_are_refused() {
+    let router = Router::with_params(&Params { logits_row_stride: 10, ..Params::new(8, 2, 4, 3) }).unwrap();
+    for (m, len, ok) in [(3, 28, true), (3, 30, true), (2, 30, false), (3, 21, false), (0, 0, true), (0, 8, false)] {
+        let logits = vec![0.5f32; len];
+        let got = router.route_host(m, &logits);
+        assert_eq!(got.is_ok(), ok, "{} tokens, {} values: {:?}", m, len, got.err());
+        if let Err(err) = got {
+            assert_eq!(err.status(), Status::INVALID_ARGUMENT, "{}", err);
+        }
+    }
+}
+
+/// The selection of a hypothetical device: a pure function of the
+/// parameters and the attributes, honouring a forced specialization.
+#[test]
+fn selection_reports_every_field() {
+    let device = alphamoe_router::DeviceAttributes {
+        compute_capability: 90,
+        multiprocessor_count: 132,
+        cooperative_ctas_per_sm: 1,
+        cooperative_launch: true,
+    };
+    for forced in [Specialization::TINY, Specialization::SMALL, Specialization::LARGE] {
+        let router = Router::with_params(&Params { force_specialization: forced, ..Params::new(128, 8, 16, 64) }).unwrap();
+        let s = router.select(64, &device).expect("select");
+        assert_eq!(s.specialization, forced, "{:?}", s);
+        assert_eq!(s.image_arch, 90, "{:?}", s);
+        assert!(s.grid_ctas >= 1 && s.grid_ctas <= 132 && s.block_threads >= 32 && s.tokens_per_cta >= 1, "{:?}", s);
+        let header_name = forced.name().unwrap().trim_start_matches("ALPHAMOE_SPECIALIZATION_").to_lowercase();
+        assert_eq!(alphamoe_router::specialization_name(forced), Some(header_name.as_str()));
+    }
+    assert_eq!(alphamoe_router::specialization_name(Specialization(9)), None);
+}
