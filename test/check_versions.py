@@ -49,8 +49,8 @@ def main() -> int:
         if not os.path.isfile(path):
             continue
         project = first_match(path, r'^\[project\]\s*$(.*?)(?=^\[|\Z)', re.M | re.S) or ''
-        dynamic = re.search(r'^dynamic\s*=\s*\[[^\]]*"version"', project, re.M)
-        stated = re.search(r'^version\s*=\s*"([^"]+)"', project, re.M)
+        dynamic = re.search(r'^dynamic\s*=\s*\[[^\]]*[\'"]version[\'"]', project, re.M)
+        stated = re.search(r'^version\s*=\s*[\'"]([^\'"]+)[\'"]', project, re.M)
         places[f'{pyproject} [project]'] = version if dynamic else (stated.group(1) if stated else None)
         python.append(pyproject)
     for path in sorted(glob.glob(os.path.join(root, 'packaging/python/**/*.py'), recursive=True)):
