@@ -21,7 +21,10 @@ Routing.__doc__ = """The outputs of one route() call, arrays of the input's libr
 topk_ids int32 [M, k], topk_weights fp32 [M, k], sorted_token_ids int32
 [capacity], expert_ids int32 [capacity / block_m], num_tokens_post_padded
 int32 [1], expert_counts int32 [L], expert_offsets int32 [L + 1],
-pair_to_sorted int32 [M, k] (the last three None with extras=False)."""
+pair_to_sorted int32 [M, k] (the last three None with extras=False).
+With M = 0 every array is zero-filled: the library writes only
+num_tokens_post_padded then, and the counts and offsets of an empty plan
+are zeros."""
 
 _EXTRAS = ('expert_counts', 'expert_offsets', 'pair_to_sorted')
 _LOGITS_DTYPE = {LogitsType.F32: 'float32', LogitsType.BF16: 'bfloat16', LogitsType.F16: 'float16'}
@@ -256,12 +259,13 @@ def _route_torch(logits, router, bias, emap, extras, separate=False):
     stream = _raw_stream(index)
     ws = _workspaces.get((index, stream, router.sizes['workspace_bytes'])) or _workspace(router, index, stream)
     layout = _layout(router, m, extras)
+    new = torch.empty if m else torch.zeros  # M = 0 writes num_tokens_post_padded only
     if separate:  # outputs that alias nothing else (a custom op's results)
-        pieces = [torch.empty(n, dtype=torch.int32, device=index) for n in layout.counts]
+        pieces = [new(n, dtype=torch.int32, device=index) for n in layout.counts]
         fields = [(name, p.data_ptr()) for name, p in zip(layout.names, pieces)]
         base = 0
     else:
-        buf = torch.empty(layout.total, dtype=torch.int32, device=index)
+        buf = new(layout.total, dtype=torch.int32, device=index)
         base, fields = buf.data_ptr(), layout.fields
         pieces = buf.split_with_sizes(layout.sizes)
     if stream == 0 and torch.cuda.current_device() != index:

@@ -4,7 +4,9 @@ JAX, and the vLLM / SGLang drop-ins, against the contract computed here.
 Without torch every test skips, saying so; without a GPU the CPU half runs
 (CPU tensors take the CPU reference through the same functions) and the
 GPU half skips, saying why."""
+import contextlib
 import os
+import sys
 import unittest
 
 import alphamoe_router as amr
@@ -23,6 +25,33 @@ GPU_WHY = ('torch is not installed' if torch is None else
 
 def flat(t):
     return [] if t is None else t.reshape(-1).tolist()
+
+
+def first_difference(got, want, tolerance=0.0):
+    """None when the flat lists got and want are equal (within tolerance),
+    else how many elements differ and the first of them."""
+    if len(got) != len(want):
+        return f'{len(got)} elements, {len(want)} expected'
+    bad = [i for i, (a, b) in enumerate(zip(got, want)) if not abs(a - b) <= tolerance]
+    if not bad:
+        return None
+    i = bad[0]
+    return f'{len(bad)} of {len(got)} elements differ, the first at index {i}: {got[i]!r}, expected {want[i]!r}'
+
+
+def streams():
+    """The current streams of torch (and CuPy where imported), for failure messages."""
+    text = f'torch current stream {torch.cuda.current_stream().cuda_stream:#x}'
+    cupy = sys.modules.get('cupy')
+    return text + (f', CuPy current stream {cupy.cuda.get_current_stream().ptr:#x}' if cupy else '')
+
+
+def poison_allocator():
+    """Leaves poisoned memory where torch's caching allocator takes the next
+    small tensors from, so that an output nothing writes shows."""
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    torch.full((1 << 18,), contract.POISON, dtype=torch.int32, device='cuda')  # freed at once, kept cached
 
 
 def outputs(r):
@@ -68,10 +97,12 @@ class Tensors(unittest.TestCase):
                  amr.LogitsType.F16: torch.float16}[router.params['logits_type']]
         bias = [((self.rng.next() % 17) - 8) / 8 for _ in range(e)] if with_bias else None
         emap = [int(self.rng.next() % 40) - 8 for _ in range(e)] if with_map else None
-        r = amr.route(logits_tensor(values, m, e, dtype, self.device), router,
-                      correction_bias=None if bias is None else torch.tensor(bias, device=self.device),
-                      expert_map=None if emap is None else torch.tensor(emap, dtype=torch.int32, device=self.device),
-                      extras=extras)
+        logits = logits_tensor(values, m, e, dtype, self.device)
+        bias_tensor = None if bias is None else torch.tensor(bias, device=self.device)
+        emap_tensor = None if emap is None else torch.tensor(emap, dtype=torch.int32, device=self.device)
+        if self.device != 'cpu':
+            poison_allocator()
+        r = amr.route(logits, router, correction_bias=bias_tensor, expert_map=emap_tensor, extras=extras)
         k, z = router.params['top_k'], router.sizes
         self.assertEqual((r.topk_ids.shape, r.topk_weights.shape), ((m, k), (m, k)))
         self.assertEqual((r.topk_ids.dtype, r.topk_weights.dtype), (torch.int32, torch.float32))
@@ -88,11 +119,14 @@ class Tensors(unittest.TestCase):
         expected = (None if router.params['flags'] & amr.FLAG_SHARED_EXPERT else
                     contract.flavour_expectation(router.params, m, values, bias))
         why = contract.check(router.params, m, values, out, poison=None, expected=expected, expert_map=emap)
-        self.assertIsNone(why, f'seed {self.seed}')
+        self.assertIsNone(why, f'M = {m}, seed {self.seed}' + (f', {streams()}' if self.device != 'cpu' else ''))
         live = out['num_tokens_post_padded']
-        if m:  # M = 0 writes num_tokens_post_padded only
+        if m:
             self.assertEqual(set(out['sorted_token_ids'][live:]) - {m * k}, set(), 'the tail is not the sentinel')
             self.assertEqual(set(out['expert_ids'][live // fields['block_m']:]) - {-1}, set(), 'the tail is not -1')
+        else:  # the library writes num_tokens_post_padded only; route() gives zero-filled arrays
+            for name in amr.Routing._fields:
+                self.assertEqual(set(flat(getattr(r, name))) - {0}, set(), f'{name} of M = 0 is not zero-filled')
         return router, r
 
     def test_every_flavour(self):
