@@ -18,6 +18,7 @@ import argparse
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -45,23 +46,36 @@ def version_key(text):
     return [int(x) for x in re.findall(r'\d+', text)[:3]]
 
 
+# Build requirements that meson-python runs as commands ($MESON, $NINJA or on PATH).
+COMMANDS = ('meson', 'ninja')
+
+
 def missing_requirements(python, requirements, env):
-    """The requirements that the environment of `python` does not meet: a
-    distribution of that name and version, or (meson, ninja) a command on
-    PATH, which is what meson-python runs."""
+    """The requirements that `python` and PATH do not meet, each saying why."""
     missing = []
     for requirement in requirements:
         name, _, minimum = (part.strip() for part in requirement.partition('>='))
-        found = subprocess.run([python, '-c', 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))',
-                                name], env=env, capture_output=True, text=True)
-        version = found.stdout.strip() if found.returncode == 0 else None
-        tool = shutil.which(name, path=env.get('PATH'))
-        if version is None and tool:
-            found = subprocess.run([tool, '--version'], env=env, capture_output=True, text=True)
-            version = found.stdout.strip() if found.returncode == 0 else None
+        if name in COMMANDS:
+            command = env.get(name.upper()) or shutil.which(name, path=env.get('PATH'))
+            found = subprocess.run([command, '--version'], env=env, capture_output=True, text=True) if command \
+                else None
+        else:
+            found = subprocess.run([python, '-c', 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))',
+                                    name], env=env, capture_output=True, text=True)
+        version = found.stdout.strip() if found and found.returncode == 0 else None
         if version is None or (minimum and version_key(version) < version_key(minimum)):
-            missing.append(f'{requirement} ({"version " + version if version else "not installed"})')
+            missing.append(f'{requirement} ({"found " + version if version else "not installed"})')
     return missing
+
+
+def see_this_python(python, env):
+    """The virtual environment of `python` also imports the packages, and
+    PATH finds the commands, of the Python running this script."""
+    purelib = subprocess.run([python, '-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])'],
+                             env=env, capture_output=True, text=True, check=True).stdout.strip()
+    with open(os.path.join(purelib, 'build_dependencies.pth'), 'w') as f:
+        f.write('\n'.join(site.getsitepackages()) + '\n')
+    env['PATH'] = os.pathsep.join([os.path.dirname(sys.executable), env['PATH']])
 
 
 def main():
@@ -93,16 +107,13 @@ def main():
     if fetched.returncode:
         print(f'pip cannot fetch the build dependencies {requirements}:')
         print('\n'.join(fetched.stderr.strip().splitlines()[-2:]))
-        # Offline: the build dependencies this interpreter has, if it has them all.
-        with open(os.path.join(venv, 'pyvenv.cfg')) as f:
-            config = f.read()
-        with open(os.path.join(venv, 'pyvenv.cfg'), 'w') as f:
-            f.write(config.replace('include-system-site-packages = false', 'include-system-site-packages = true'))
+        # Offline: the build dependencies this Python has, if it has them all.
+        see_this_python(python, env)
         missing = missing_requirements(python, requirements, env)
         if missing:
-            print(f'SKIP: the wheel cannot be built here: pip cannot fetch its build dependencies, and this '
-                  f'Python lacks {", ".join(missing)} (pip install {" ".join(repr(r) for r in requirements)} '
-                  'where PyPI is reachable, or run there)')
+            print(f'SKIP: the wheel cannot be built here: pip cannot fetch its build dependencies, and not all '
+                  f'are installed: {", ".join(missing)}. pip install {" ".join(repr(r) for r in requirements)} '
+                  'where PyPI is reachable, or run the test there.')
             return SKIP
         print('building with the installed build dependencies (--no-build-isolation)')
         install += ['--no-build-isolation', '--no-index']
