@@ -1,10 +1,10 @@
 """route(): arrays in, arrays of the same library out.
 
-CUDA arrays of torch and CuPy are read through their own attributes (the
-fast path); any other CUDA array through DLPack, else
-__cuda_array_interface__. CPU arrays (numpy, torch on the CPU) go to the
-CPU reference and come back shaped exactly as the GPU's outputs. No array
-library is imported until an array of it arrives.
+torch tensors are read through their own attributes (the fast path); any
+other CUDA array (CuPy, JAX) through DLPack, else __cuda_array_interface__.
+CPU arrays (numpy, torch on the CPU) go to the CPU reference and come back
+shaped exactly as the GPU's outputs. No array library is imported until an
+array of it arrives.
 """
 import collections
 import ctypes
@@ -21,7 +21,10 @@ Routing.__doc__ = """The outputs of one route() call, arrays of the input's libr
 topk_ids int32 [M, k], topk_weights fp32 [M, k], sorted_token_ids int32
 [capacity], expert_ids int32 [capacity / block_m], num_tokens_post_padded
 int32 [1], expert_counts int32 [L], expert_offsets int32 [L + 1],
-pair_to_sorted int32 [M, k] (the last three None with extras=False)."""
+pair_to_sorted int32 [M, k] (the last three None with extras=False).
+With M = 0 every array is zero-filled: the library writes only
+num_tokens_post_padded then, and the counts and offsets of an empty plan
+are zeros."""
 
 _EXTRAS = ('expert_counts', 'expert_offsets', 'pair_to_sorted')
 _LOGITS_DTYPE = {LogitsType.F32: 'float32', LogitsType.BF16: 'bfloat16', LogitsType.F16: 'float16'}
@@ -256,12 +259,13 @@ def _route_torch(logits, router, bias, emap, extras, separate=False):
     stream = _raw_stream(index)
     ws = _workspaces.get((index, stream, router.sizes['workspace_bytes'])) or _workspace(router, index, stream)
     layout = _layout(router, m, extras)
+    new = torch.empty if m else torch.zeros  # M = 0 writes num_tokens_post_padded only
     if separate:  # outputs that alias nothing else (a custom op's results)
-        pieces = [torch.empty(n, dtype=torch.int32, device=index) for n in layout.counts]
+        pieces = [new(n, dtype=torch.int32, device=index) for n in layout.counts]
         fields = [(name, p.data_ptr()) for name, p in zip(layout.names, pieces)]
         base = 0
     else:
-        buf = torch.empty(layout.total, dtype=torch.int32, device=index)
+        buf = new(layout.total, dtype=torch.int32, device=index)
         base, fields = buf.data_ptr(), layout.fields
         pieces = buf.split_with_sizes(layout.sizes)
     if stream == 0 and torch.cuda.current_device() != index:
@@ -360,16 +364,20 @@ class _Described:
     __slots__ = ('address', 'shape', 'strides', 'dtype', 'device', 'keep')
 
 
-def _describe_dlpack(x):
+def _describe_dlpack(x, stream_of):
+    device_type, device_id = x.__dlpack_device__()
+    device_type = int(getattr(device_type, 'value', device_type))  # an enumeration in some libraries
+    if device_type not in _KDLCUDA:
+        raise _invalid(f'a {type(x).__name__} on DLPack device type {device_type}: expected a CUDA array')
+    # The producer orders its pending writes before the stream route() will
+    # launch on (DLPack names the legacy default stream 1, never 0).
     try:
-        capsule = x.__dlpack__(stream=1)  # the legacy default stream: route's own
+        capsule = x.__dlpack__(stream=stream_of(device_id) or 1)
     except (TypeError, ValueError, BufferError, NotImplementedError):
         capsule = x.__dlpack__()
     t = _DLTensor.from_address(_capsule_pointer(capsule, b'dltensor'))
     d = _Described()
     d.keep = capsule  # its destructor calls the producer's deleter
-    if t.device.device_type not in _KDLCUDA:
-        raise _invalid(f'a {type(x).__name__} on DLPack device type {t.device.device_type}: expected a CUDA array')
     d.address = (t.data or 0) + t.byte_offset
     d.shape = tuple(t.shape[i] for i in range(t.ndim))
     d.strides = (tuple(t.strides[i] for i in range(t.ndim)) if t.strides else
@@ -388,7 +396,7 @@ def _contiguous_strides(shape):
     return reversed(strides)
 
 
-def _describe_cai(x):
+def _describe_cai(x, stream_of):
     cai = x.__cuda_array_interface__
     d = _Described()
     d.keep = x
@@ -399,53 +407,66 @@ def _describe_cai(x):
                  tuple(_contiguous_strides(d.shape)))
     d.dtype = _TYPESTR_DTYPES.get(cai['typestr'][1:], cai['typestr'])
     d.device = _cuda.driver().pointer_device(d.address) if d.address else 0
+    producer = cai.get('stream')  # version 3: the values are final once this stream's work is done
+    if producer is not None and producer != (stream_of(d.device) or 1):
+        _cuda.driver().stream_synchronize(d.device, producer)
     return d
 
 
-def _describe(x):
+def _describe(x, stream_of):
+    """x described, its pending writes ordered before the stream
+    stream_of(its device)."""
     if hasattr(x, 'block_until_ready'):  # JAX: its stream is not one route() can wait for
         x.block_until_ready()
-    if hasattr(x, '__dlpack__'):
-        return _describe_dlpack(x)
+    if hasattr(x, '__dlpack__') and hasattr(x, '__dlpack_device__'):
+        return _describe_dlpack(x, stream_of)
     if hasattr(x, '__cuda_array_interface__'):
-        return _describe_cai(x)
+        return _describe_cai(x, stream_of)
     raise TypeError(f'route() takes a CUDA array with DLPack or __cuda_array_interface__ (torch, CuPy, JAX) '
                     f'or a numpy array, not {type(x).__name__}')
 
 
 def _allocator(preferred):
-    """(empty(n, device) -> (array, address), module name) of torch or CuPy."""
+    """(empty(n, device, zeroed) -> (array, address), stream_of(device) -> its
+    current stream, module name) of torch or CuPy: the outputs are made, and
+    the kernel launched, on that library's current stream, which orders the
+    reuse of their memory."""
     for name in (preferred, 'torch', 'cupy'):
         if name == 'torch':
             try:
                 import torch
             except ImportError:
                 continue
-            return (lambda n, dev: _with_address(torch.empty(n, dtype=torch.int32, device=f'cuda:{dev}'))), 'torch'
+
+            def empty(n, dev, zeroed):
+                t = (torch.zeros if zeroed else torch.empty)(n, dtype=torch.int32, device=f'cuda:{dev}')
+                return t, t.data_ptr()
+            return empty, lambda dev: torch.cuda.current_stream(dev).cuda_stream, 'torch'
         if name == 'cupy':
             try:
                 import cupy
             except ImportError:
                 continue
 
-            def empty(n, dev):
+            def empty(n, dev, zeroed):
                 with cupy.cuda.Device(dev):
-                    a = cupy.empty(n, dtype=cupy.int32)
+                    a = (cupy.zeros if zeroed else cupy.empty)(n, dtype=cupy.int32)
                 return a, a.data.ptr
-            return empty, 'cupy'
+
+            def stream_of(dev):
+                with cupy.cuda.Device(dev):
+                    return cupy.cuda.get_current_stream().ptr
+            return empty, stream_of, 'cupy'
     raise Error(Status.INVALID_ARGUMENT, 'route() of a CUDA array that is neither torch nor CuPy allocates its '
                                          'outputs with torch or CuPy: install one of them')
-
-
-def _with_address(t):
-    return t, t.data_ptr()
 
 
 def _route_other(logits, router, bias, emap, extras):
     root = type(logits).__module__.split('.')[0]
     if root == 'numpy':
         return _route_host_arrays(logits, router, bias, emap, extras, _NumpyOut)
-    d = _describe(logits)
+    empty, stream_of, out_lib = _allocator('cupy' if root == 'cupy' else 'torch')
+    d = _describe(logits, stream_of)
     logits_type = LogitsType(router.params['logits_type'])
     if d.dtype != _LOGITS_DTYPE[logits_type]:
         raise _invalid(f'logits are {d.dtype}, the router\'s logits_type is {logits_type.name}')
@@ -457,24 +478,26 @@ def _route_other(logits, router, bias, emap, extras):
         if value is None:
             vectors.append(None)
             continue
-        v = _describe(value)
+        v = _describe(value, stream_of)
         keep.append(v)
         if v.dtype != want or v.shape != (e,) or v.device != d.device or (e > 1 and v.strides[0] != 1):
             raise _invalid(f'{name} of shape {v.shape}, {v.dtype}, on device {v.device}: expected a '
                            f'contiguous {want} array of shape ({e},) on device {d.device}')
         vectors.append(v.address)
-    if root == 'cupy':
-        import cupy
-        stream = cupy.cuda.get_current_stream().ptr
-        empty, out_lib = _allocator('cupy')
-    else:
-        stream = 0  # the legacy default stream
-        empty, out_lib = _allocator('torch')
+    stream = stream_of(d.device)
     ws = _workspace(router, d.device, stream)
     layout = _layout(router, m, extras, aligned=True)
-    buf, base = empty(layout.total, d.device)
-    _cuda.driver().run_in(d.device, lambda: _launch(router, extras, m, d.address, base, layout.fields, ws,
-                                                    vectors[0], vectors[1], stream))
+    buf, base = empty(layout.total, d.device, m == 0)  # M = 0 writes num_tokens_post_padded only
+    drv = _cuda.driver()
+    drv.run_in(d.device, lambda: _launch(router, extras, m, d.address, base, layout.fields, ws,
+                                         vectors[0], vectors[1], stream))
+    if root != out_lib:
+        # The producer may reuse the inputs' memory once route() returns, on
+        # streams this launch is not ordered before: it must be done by then.
+        try:
+            drv.stream_synchronize(d.device, stream)
+        except _cuda.DriverError as e:
+            raise Error(Status.CUDA, f'waiting for the launch: {e}') from None
     split = buf.split_with_sizes(layout.sizes) if out_lib == 'torch' else _split_cupy(buf, layout.sizes)
     pieces = [split[i] for i in layout.pieces]
     k = router.params['top_k']
@@ -516,7 +539,10 @@ def _hand_over(array, root):
 
 def route(logits, router, *, correction_bias=None, expert_map=None, extras=True):
     """Routes logits [M, E] with one kernel launch, on the current stream
-    (torch's or CuPy's current stream, else the legacy default stream).
+    of the library that makes the outputs: CuPy's for CuPy arrays, torch's
+    for any other (JAX's arrays are made by torch, or CuPy without it, and
+    handed over; route() then waits for its launch, as JAX may reuse the
+    logits' memory on a stream of its own once the call returns).
     logits: a CUDA array of the router's logits_type (torch, CuPy, JAX, or
     any array with DLPack or __cuda_array_interface__); CPU arrays (numpy,
     torch) take the CPU reference. Returns a Routing of arrays of the

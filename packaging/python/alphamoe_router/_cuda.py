@@ -1,7 +1,8 @@
 """Just enough of the CUDA driver API, opened at run time as the library
 opens it, to hold device memory that no framework's allocator owns: the
 workspaces of route(), allocated and zeroed once and kept for the process,
-and the buffers of the tests.
+and the buffers of the tests; to wait for a stream; and to list the nodes
+of a captured graph (what the tests check a capture holds).
 """
 import ctypes
 import os
@@ -39,6 +40,8 @@ class Driver:
         'cuMemcpyDtoH_v2': [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t],
         'cuPointerGetAttribute': [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint64],
         'cuGetErrorName': [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)],
+        'cuGraphGetNodes': [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)],
+        'cuGraphNodeGetType': [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)],
     }
 
     def __init__(self, path=None):
@@ -130,6 +133,24 @@ class Driver:
         self.run_in(ordinal, lambda: self.check('cuMemcpyDtoH', self.lib.cuMemcpyDtoH_v2(
             ctypes.addressof(values), address, ctypes.sizeof(ctype) * count)))
         return list(values[:count])
+
+    def stream_synchronize(self, ordinal, stream):
+        """Waits for the work queued on a stream of a device (0 or 1: its
+        legacy default stream, 2: the thread's default stream)."""
+        self.run_in(ordinal, lambda: self.check('cuStreamSynchronize', self.lib.cuStreamSynchronize(stream or None)))
+
+    def graph_node_types(self, graph):
+        """The CUgraphNodeType of every node of a CUgraph (a cudaGraph_t)."""
+        count = ctypes.c_size_t()
+        self.check('cuGraphGetNodes', self.lib.cuGraphGetNodes(graph, None, ctypes.byref(count)))
+        nodes = (ctypes.c_void_p * max(count.value, 1))()
+        self.check('cuGraphGetNodes', self.lib.cuGraphGetNodes(graph, nodes, ctypes.byref(count)))
+        types = []
+        for node in nodes[:count.value]:
+            kind = ctypes.c_int()
+            self.check('cuGraphNodeGetType', self.lib.cuGraphNodeGetType(node, ctypes.byref(kind)))
+            types.append(kind.value)
+        return types
 
     def synchronize(self, ordinal):
         self.run_in(ordinal, lambda: self.check('cuCtxSynchronize', self.lib.cuCtxSynchronize()))
