@@ -57,7 +57,9 @@ impl DeviceBuffers {
 
 /// A device as the variant selection reads it (`alphamoe_device_attributes`,
 /// alphamoe/router_diagnostics.h); made by hand, it asks
-/// [`Router::select`](crate::Router::select) about a device this machine lacks.
+/// [`Router::select`](crate::Router::select) and
+/// [`Router::candidates`](crate::Router::candidates) about a device this
+/// machine lacks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeviceAttributes {
     /// major * 10 + minor, e.g. 90.
@@ -66,6 +68,10 @@ pub struct DeviceAttributes {
     /// Resident router CTAs per multiprocessor, >= 1.
     pub cooperative_ctas_per_sm: i32,
     pub cooperative_launch: bool,
+    /// The most router CTAs one thread-block cluster holds: 16 where the
+    /// device schedules clusters beyond the portable size, 8, or 1 (none);
+    /// 0 reads as 8, the portable size.
+    pub max_cluster_ctas: i32,
 }
 
 impl DeviceAttributes {
@@ -76,6 +82,7 @@ impl DeviceAttributes {
             multiprocessor_count: self.multiprocessor_count,
             cooperative_ctas_per_sm: self.cooperative_ctas_per_sm,
             cooperative_launch: i32::from(self.cooperative_launch),
+            max_cluster_ctas: self.max_cluster_ctas,
         }
     }
 }
@@ -94,12 +101,14 @@ pub fn device_attributes(ordinal: usize) -> Result<DeviceAttributes> {
         multiprocessor_count,
         cooperative_ctas_per_sm,
         cooperative_launch,
+        max_cluster_ctas,
     } = raw;
     Ok(DeviceAttributes {
         compute_capability,
         multiprocessor_count,
         cooperative_ctas_per_sm,
         cooperative_launch: cooperative_launch != 0,
+        max_cluster_ctas,
     })
 }
 
@@ -143,12 +152,27 @@ pub fn specialization_name(specialization: Specialization) -> Option<&'static st
     (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_str().unwrap_or(""))
 }
 
-/// Names of the kernels the library holds, e.g. "tiny_routed".
+/// Names of the kernels the library holds, e.g. "tiny_routed", in the
+/// order of [`Selection::kernel_index`](crate::Selection::kernel_index).
 pub fn kernel_names() -> Vec<String> {
-    (0..)
+    // SAFETY: no arguments, no state.
+    names(unsafe { ffi::alphamoe_kernel_count() }, ffi::alphamoe_kernel_name)
+}
+
+/// Names of the entry points the library holds (the functions in the
+/// kernels' images, e.g. "alphamoe_large_routed_staged_w16"), in the order
+/// of [`Selection::entry_point_index`](crate::Selection::entry_point_index).
+pub fn entry_point_names() -> Vec<String> {
+    // SAFETY: no arguments, no state.
+    names(unsafe { ffi::alphamoe_entry_point_count() }, ffi::alphamoe_entry_point_name)
+}
+
+/// `name_of(0..count)`, up to the first NULL.
+fn names(count: i32, name_of: unsafe extern "C" fn(i32) -> *const c_char) -> Vec<String> {
+    (0..count)
         .map_while(|i| {
             // SAFETY: NULL past the end, else a static string.
-            let name = unsafe { ffi::alphamoe_kernel_name(i) };
+            let name = unsafe { name_of(i) };
             (!name.is_null()).then(|| unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
         })
         .collect()

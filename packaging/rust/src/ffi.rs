@@ -59,6 +59,7 @@ c_constants! {
     ALPHAMOE_ERROR_SCALING_FACTOR: alphamoe_status = 25;
     ALPHAMOE_ERROR_EXPERT_PARALLEL: alphamoe_status = 26;
     ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR: alphamoe_status = 27;
+    ALPHAMOE_ERROR_INVALID_HANDLE: alphamoe_status = 28;
 
     ALPHAMOE_MAX_EXPERTS: i32 = 512;
     ALPHAMOE_MAX_TOP_K: i32 = 16;
@@ -83,8 +84,6 @@ c_constants! {
     ALPHAMOE_SPECIALIZATION_TINY: alphamoe_specialization = 1;
     ALPHAMOE_SPECIALIZATION_SMALL: alphamoe_specialization = 2;
     ALPHAMOE_SPECIALIZATION_LARGE: alphamoe_specialization = 3;
-
-    ALPHAMOE_KERNEL_COUNT: i32 = 12;
 }
 
 /// Opaque `struct CUstream_st`: what `cudaStream_t` and `CUstream` point to.
@@ -187,6 +186,7 @@ c_structs! {
         pub multiprocessor_count: i32,
         pub cooperative_ctas_per_sm: i32,
         pub cooperative_launch: i32,
+        pub max_cluster_ctas: i32,
     }
 
     #[derive(Clone, Copy, Debug, Default)]
@@ -198,6 +198,9 @@ c_structs! {
         pub cooperative: i32,
         pub image_arch: i32,
         pub tokens_per_cta: i32,
+        pub cluster_ctas: i32,
+        pub kernel_index: i32,
+        pub entry_point_index: i32,
     }
 }
 
@@ -248,6 +251,26 @@ extern "C" {
         device: *const alphamoe_device_attributes,
         out: *mut alphamoe_selection,
     ) -> alphamoe_status;
+    pub fn alphamoe_router_candidates(
+        router: *const alphamoe_router,
+        num_tokens: i32,
+        device: *const alphamoe_device_attributes,
+        plans: *mut alphamoe_selection,
+        capacity: i32,
+        count: *mut i32,
+    ) -> alphamoe_status;
+    /// `logits` is of the router's logits_type.
+    pub fn alphamoe_route_with_plan(
+        router: *const alphamoe_router,
+        num_tokens: i32,
+        logits: *const c_void,
+        buffers: *const alphamoe_buffers,
+        plan: *const alphamoe_selection,
+        stream: *mut CUstream_st,
+    ) -> alphamoe_status;
+    pub fn alphamoe_kernel_count() -> i32;
+    pub fn alphamoe_entry_point_count() -> i32;
     pub fn alphamoe_kernel_name(index: i32) -> *const c_char;
+    pub fn alphamoe_entry_point_name(index: i32) -> *const c_char;
     pub fn alphamoe_kernel_images(index: i32, archs: *mut i32, capacity: i32, count: *mut i32) -> alphamoe_status;
 }

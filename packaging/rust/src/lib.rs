@@ -57,8 +57,8 @@ mod router;
 mod status;
 
 pub use device::{
-    device_attributes, device_count, device_describe, kernel_images, kernel_names, specialization_name,
-    DeviceAttributes, DeviceBuffers, DeviceInfo,
+    device_attributes, device_count, device_describe, entry_point_names, kernel_images, kernel_names,
+    specialization_name, DeviceAttributes, DeviceBuffers, DeviceInfo,
 };
 pub use plan::Plan;
 pub use router::{Inputs, Logits, LogitsType, Params, Router, Scoring, Selection, Sizes, Specialization};

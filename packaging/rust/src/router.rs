@@ -198,18 +198,68 @@ impl Sizes {
     }
 }
 
-/// Which specialization, grid, block and image a call would use
-/// (`alphamoe_selection`, alphamoe/router_diagnostics.h).
+/// How a call runs: the specialization, grid, block, image and entry point
+/// of its one launch (`alphamoe_selection`, alphamoe/router_diagnostics.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Selection {
     pub specialization: Specialization,
     pub grid_ctas: i32,
     pub block_threads: i32,
-    /// Every CTA resident at once.
+    /// Every CTA resident at once (a cluster or a cooperative launch).
     pub cooperative: bool,
     /// The embedded image used: 90 for sm_90a, 100, 103.
     pub image_arch: i32,
     pub tokens_per_cta: i32,
+    /// > 0: the grid launches as one thread-block cluster of this many
+    /// CTAs; 0: it does not.
+    pub cluster_ctas: i32,
+    /// The kernel: `kernel_names()[kernel_index]`.
+    pub kernel_index: usize,
+    /// The function launched: `entry_point_names()[entry_point_index]`.
+    pub entry_point_index: usize,
+}
+
+impl Selection {
+    fn from_raw(raw: &ffi::alphamoe_selection) -> Selection {
+        let ffi::alphamoe_selection {
+            struct_size: _,
+            specialization,
+            grid_ctas,
+            block_threads,
+            cooperative,
+            image_arch,
+            tokens_per_cta,
+            cluster_ctas,
+            kernel_index,
+            entry_point_index,
+        } = *raw;
+        Selection {
+            specialization: Specialization(specialization),
+            grid_ctas,
+            block_threads,
+            cooperative: cooperative != 0,
+            image_arch,
+            tokens_per_cta,
+            cluster_ctas,
+            kernel_index: to_usize(kernel_index),
+            entry_point_index: to_usize(entry_point_index),
+        }
+    }
+
+    fn raw(&self) -> ffi::alphamoe_selection {
+        ffi::alphamoe_selection {
+            struct_size: size_of::<ffi::alphamoe_selection>(),
+            specialization: self.specialization.0,
+            grid_ctas: self.grid_ctas,
+            block_threads: self.block_threads,
+            cooperative: i32::from(self.cooperative),
+            image_arch: self.image_arch,
+            tokens_per_cta: self.tokens_per_cta,
+            cluster_ctas: self.cluster_ctas,
+            kernel_index: to_i32(self.kernel_index),
+            entry_point_index: to_i32(self.entry_point_index),
+        }
+    }
 }
 
 /// The logits of one call, of the router's `logits_type`: bf16 and fp16 as
@@ -375,33 +425,66 @@ impl Router {
         .check()
     }
 
-    /// Which specialization, grid, block and image a call with `num_tokens`
-    /// would use on a device with these attributes. A pure function:
-    /// `Status::UNSUPPORTED_FLAVOUR` says the GPU kernels do not implement
-    /// the router's flavour.
+    /// [`Router::route`] with one of the plans [`Router::candidates`] gives
+    /// for the stream's context (its attributes as the library reads them);
+    /// `Status::INVALID_ARGUMENT` for any other plan. For benchmarks and
+    /// tests that compare entry points.
+    ///
+    /// # Safety
+    /// As for [`Router::route`].
+    pub unsafe fn route_with_plan(
+        &self,
+        num_tokens: usize,
+        logits: u64,
+        buffers: &DeviceBuffers,
+        plan: &Selection,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        let (raw, plan) = (buffers.raw(), plan.raw());
+        Status(ffi::alphamoe_route_with_plan(
+            self.raw.as_ptr(),
+            to_i32(num_tokens),
+            logits as usize as *const c_void,
+            &raw,
+            &plan,
+            stream as *mut ffi::CUstream_st,
+        ))
+        .check()
+    }
+
+    /// How a call with `num_tokens` would run on a device (a context) with
+    /// these attributes: exactly what [`Router::route`] launches there. A
+    /// pure function: `Status::UNSUPPORTED_FLAVOUR` says the GPU kernels do
+    /// not implement the router's flavour.
     pub fn select(&self, num_tokens: usize, device: &DeviceAttributes) -> Result<Selection> {
         let attributes = device.raw();
         let mut out = ffi::alphamoe_selection { struct_size: size_of::<ffi::alphamoe_selection>(), ..Default::default() };
         // SAFETY: valid pointers for the call.
         Status(unsafe { ffi::alphamoe_router_select(self.raw.as_ptr(), to_i32(num_tokens), &attributes, &mut out) })
             .check()?;
-        let ffi::alphamoe_selection {
-            struct_size: _,
-            specialization,
-            grid_ctas,
-            block_threads,
-            cooperative,
-            image_arch,
-            tokens_per_cta,
-        } = out;
-        Ok(Selection {
-            specialization: Specialization(specialization),
-            grid_ctas,
-            block_threads,
-            cooperative: cooperative != 0,
-            image_arch,
-            tokens_per_cta,
+        Ok(Selection::from_raw(&out))
+    }
+
+    /// Every plan that computes the same results as [`Router::select`]'s on
+    /// the same grid, that one first, then the other entry points that can
+    /// run the call. A pure function, like [`Router::select`].
+    pub fn candidates(&self, num_tokens: usize, device: &DeviceAttributes) -> Result<Vec<Selection>> {
+        let (attributes, num_tokens) = (device.raw(), to_i32(num_tokens));
+        let mut count = 0i32;
+        // SAFETY: capacity 0 with a NULL array asks for the count only.
+        Status(unsafe {
+            ffi::alphamoe_router_candidates(self.raw.as_ptr(), num_tokens, &attributes, std::ptr::null_mut(), 0, &mut count)
         })
+        .check()?;
+        let empty = ffi::alphamoe_selection { struct_size: size_of::<ffi::alphamoe_selection>(), ..Default::default() };
+        let mut plans = vec![empty; to_usize(count)];
+        // SAFETY: plans holds `count` selections, each with its struct_size set.
+        Status(unsafe {
+            ffi::alphamoe_router_candidates(self.raw.as_ptr(), num_tokens, &attributes, plans.as_mut_ptr(), count, &mut count)
+        })
+        .check()?;
+        plans.truncate(to_usize(count));
+        Ok(plans.iter().map(Selection::from_raw).collect())
     }
 
     /// The raw handle, for calls this wrapper does not cover.

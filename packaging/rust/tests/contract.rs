@@ -1,12 +1,14 @@
 //! The installed library through this crate: the CPU reference against the
-//! routing contract computed here, bad input, and a GPU route that either
-//! matches the reference or reports that there is no driver or device.
+//! routing contract computed here, bad input, the kernels and entry points
+//! it names, and GPU routes (its own plan and every candidate) that either
+//! match the reference or report that there is no driver or device.
 mod common;
 
-use alphamoe_router::{DeviceBuffers, Params, Router, Status, FLAG_SHARED_EXPERT};
+use alphamoe_router::{ffi, DeviceBuffers, Params, Router, Selection, Sizes, Status, FLAG_SHARED_EXPERT};
 use common::contract::{self, host_outputs, Outputs, POISON};
-use common::cuda::{self, Gpu};
-use common::{random_logits, seed, Rng};
+use common::cuda::{self, Cuda, DeviceArray, Gpu};
+use common::{random_logits, seed, Rng, H100};
+use std::collections::BTreeSet;
 
 /// (E, k, block_m, max_tokens, M, flags): routed and shared-expert, more
 /// experts than pairs and the other way round, block_m 1 and large.
@@ -101,9 +103,73 @@ fn version_and_kernels_are_reported() {
         }
     }
     assert_eq!(names, expected);
+    // SAFETY: no arguments, no state.
+    assert_eq!(unsafe { ffi::alphamoe_kernel_count() }, 12);
     for (i, name) in names.iter().enumerate() {
         let archs = alphamoe_router::kernel_images(i).unwrap();
         assert!(!archs.is_empty() && archs.iter().all(|a| [90, 100, 103].contains(a)), "{}: {:?}", name, archs);
+    }
+}
+
+#[test]
+fn entry_points_are_named_once_each() {
+    let names = alphamoe_router::entry_point_names();
+    // SAFETY: no arguments, no state.
+    let count = unsafe { ffi::alphamoe_entry_point_count() };
+    assert_eq!(names.len() as i32, count, "{:?}", names);
+    assert!(!names.is_empty() && names.iter().all(|n| !n.is_empty()), "{:?}", names);
+    let unique: BTreeSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "an entry point named twice: {:?}", names);
+    // SAFETY: indices outside the list give NULL, never a read past it.
+    unsafe {
+        assert!(ffi::alphamoe_entry_point_name(count).is_null());
+        assert!(ffi::alphamoe_entry_point_name(-1).is_null());
+    }
+}
+
+/// Device buffers of one call, every byte 0x5A (the workspace zeroed).
+struct DeviceOutputs<'a> {
+    arrays: Vec<DeviceArray<'a>>,
+    buffers: DeviceBuffers,
+}
+
+impl<'a> DeviceOutputs<'a> {
+    fn new(cuda: &'a Cuda, sizes: &Sizes) -> DeviceOutputs<'a> {
+        let elements = [
+            sizes.topk_ids,
+            sizes.topk_weights,
+            sizes.sorted_token_ids,
+            sizes.expert_ids,
+            1,
+            sizes.expert_counts,
+            sizes.expert_offsets,
+            sizes.pair_to_sorted,
+        ];
+        let mut arrays: Vec<DeviceArray> = elements.iter().map(|n| cuda.alloc(n * 4, 0x5A)).collect();
+        arrays.push(cuda.alloc(sizes.workspace_bytes, 0));
+        let a = |i: usize| arrays[i].address;
+        let buffers = DeviceBuffers {
+            topk_ids: a(0),
+            topk_weights: a(1),
+            sorted_token_ids: a(2),
+            sorted_token_ids_capacity: sizes.sorted_token_ids,
+            expert_ids: a(3),
+            expert_ids_capacity: sizes.expert_ids,
+            num_tokens_post_padded: a(4),
+            expert_counts: a(5),
+            expert_offsets: a(6),
+            pair_to_sorted: a(7),
+            workspace: a(8),
+            workspace_bytes: sizes.workspace_bytes,
+            ..Default::default()
+        };
+        DeviceOutputs { arrays, buffers }
+    }
+
+    /// Every output, in the order of `new`.
+    fn download(&self) -> (Vec<Vec<i32>>, Vec<f32>) {
+        let ints = self.arrays[..8].iter().map(|a| a.download()).collect();
+        (ints, self.arrays[1].download())
     }
 }
 
@@ -121,7 +187,7 @@ fn gpu_route_matches_the_reference_or_reports_no_gpu() {
     let cuda = match cuda::open() {
         Gpu::Ready(cuda) => cuda,
         Gpu::NoDriver(why) | Gpu::NoDevice(why) => {
-            // The same call with host memory where device memory would be:
+            // The same calls with host memory where device memory would be:
             // the library must refuse before touching any of it.
             let mut ids = vec![POISON; sizes.topk_ids];
             let mut weights = vec![POISON; sizes.topk_weights];
@@ -141,77 +207,78 @@ fn gpu_route_matches_the_reference_or_reports_no_gpu() {
                 workspace_bytes: sizes.workspace_bytes,
                 ..Default::default()
             };
+            let plan = router.candidates(m, &H100).unwrap()[0];
+            let address = logits.as_ptr() as u64;
             // SAFETY: without a driver the library launches nothing.
-            let err = unsafe { router.route(m, logits.as_ptr() as u64, &buffers, std::ptr::null_mut()) }
-                .expect_err("a GPU route without a driver or device succeeded");
-            assert!(
-                err.status() == Status::NO_DRIVER || err.status() == Status::NO_DEVICE,
-                "without a GPU ({}) the route said {}",
-                why,
-                err
-            );
+            let calls = unsafe {
+                [
+                    router.route(m, address, &buffers, std::ptr::null_mut()),
+                    router.route_with_plan(m, address, &buffers, &plan, std::ptr::null_mut()),
+                ]
+            };
+            for got in calls {
+                let err = got.expect_err("a GPU route without a driver or device succeeded");
+                assert!(
+                    err.status() == Status::NO_DRIVER || err.status() == Status::NO_DEVICE,
+                    "without a GPU ({}) the route said {}",
+                    why,
+                    err
+                );
+                println!("GPU part skipped: {}; the route call said \"{}\"", why, err);
+            }
             assert!(ids.iter().chain(&sorted).chain(&blocks).chain(&live).chain(&weights).all(|&x| x == POISON));
-            println!("GPU part skipped: {}; the route call said \"{}\"", why, err);
             return;
         }
     };
 
-    let poison = 0x5Au8;
+    // The library's own plan, then every candidate of this device's.
+    let device = alphamoe_router::device_attributes(0).expect("attributes of device 0");
+    let candidates = router.candidates(m, &device).expect("candidates");
     let d_logits = cuda.upload(&logits);
-    let d_ids = cuda.alloc(sizes.topk_ids * 4, poison);
-    let d_weights = cuda.alloc(sizes.topk_weights * 4, poison);
-    let d_sorted = cuda.alloc(sizes.sorted_token_ids * 4, poison);
-    let d_blocks = cuda.alloc(sizes.expert_ids * 4, poison);
-    let d_live = cuda.alloc(4, poison);
-    let d_counts = cuda.alloc(sizes.expert_counts * 4, poison);
-    let d_offsets = cuda.alloc(sizes.expert_offsets * 4, poison);
-    let d_pairs = cuda.alloc(sizes.pair_to_sorted * 4, poison);
-    let d_workspace = cuda.alloc(sizes.workspace_bytes, 0);
-    let buffers = DeviceBuffers {
-        topk_ids: d_ids.address,
-        topk_weights: d_weights.address,
-        sorted_token_ids: d_sorted.address,
-        sorted_token_ids_capacity: sizes.sorted_token_ids,
-        expert_ids: d_blocks.address,
-        expert_ids_capacity: sizes.expert_ids,
-        num_tokens_post_padded: d_live.address,
-        expert_counts: d_counts.address,
-        expert_offsets: d_offsets.address,
-        pair_to_sorted: d_pairs.address,
-        workspace: d_workspace.address,
-        workspace_bytes: sizes.workspace_bytes,
-        ..Default::default()
-    };
-    // SAFETY: device buffers of the sizes the router gives, alive until the
-    // synchronize below.
-    unsafe { router.route(m, d_logits.address, &buffers, std::ptr::null_mut()) }.expect("GPU route");
-    cuda.synchronize().expect("the route kernel failed");
-
-    let ids: Vec<i32> = d_ids.download();
-    let weights: Vec<f32> = d_weights.download();
-    let sorted: Vec<i32> = d_sorted.download();
-    let blocks: Vec<i32> = d_blocks.download();
-    let live: Vec<i32> = d_live.download();
-    let counts: Vec<i32> = d_counts.download();
-    let offsets: Vec<i32> = d_offsets.download();
-    let pairs: Vec<i32> = d_pairs.download();
-    let gpu = Outputs {
-        topk_ids: &ids,
-        topk_weights: &weights,
-        sorted_token_ids: &sorted,
-        expert_ids: &blocks,
-        num_tokens_post_padded: live[0],
-        expert_counts: &counts,
-        expert_offsets: &offsets,
-        pair_to_sorted: &pairs,
-        poison: Some(POISON),
-    };
-    if let Err(why) = contract::check(&params, m, &logits, &gpu) {
-        panic!("GPU result, seed {}: {}", seed, why);
+    for plan in [None].into_iter().chain(candidates.iter().map(Some)) {
+        let out = DeviceOutputs::new(&cuda, &sizes);
+        // SAFETY: device buffers of the sizes the router gives, alive until
+        // the synchronize below.
+        unsafe {
+            match plan {
+                None => router.route(m, d_logits.address, &out.buffers, std::ptr::null_mut()),
+                Some(plan) => router.route_with_plan(m, d_logits.address, &out.buffers, plan, std::ptr::null_mut()),
+            }
+        }
+        .unwrap_or_else(|e| panic!("GPU route with {:?}: {}", plan, e));
+        cuda.synchronize().expect("the route kernel failed");
+        let (ints, weights) = out.download();
+        let gpu = Outputs {
+            topk_ids: &ints[0],
+            topk_weights: &weights,
+            sorted_token_ids: &ints[2],
+            expert_ids: &ints[3],
+            num_tokens_post_padded: ints[4][0],
+            expert_counts: &ints[5],
+            expert_offsets: &ints[6],
+            pair_to_sorted: &ints[7],
+            poison: Some(POISON),
+        };
+        if let Err(why) = contract::check(&params, m, &logits, &gpu) {
+            panic!("GPU result with {:?}, seed {}: {}", plan, seed, why);
+        }
+        assert_eq!(gpu.topk_ids, host.topk_ids(), "GPU and CPU ids differ with {:?} (seed {})", plan, seed);
+        let live = host.sorted_token_ids().len();
+        assert_eq!(&gpu.sorted_token_ids[..live], host.sorted_token_ids(), "plans differ with {:?} (seed {})", plan, seed);
+        assert_eq!(&gpu.expert_ids[..host.expert_ids().len()], host.expert_ids(), "expert_ids differ (seed {})", seed);
+        assert_eq!(gpu.pair_to_sorted, host.pair_to_sorted(), "pair_to_sorted differs with {:?} (seed {})", plan, seed);
+        println!("GPU route of {} tokens with {:?} matches the CPU reference", m, plan);
     }
-    assert_eq!(&ids[..], host.topk_ids(), "GPU and CPU ids differ (seed {})", seed);
-    assert_eq!(&sorted[..host.sorted_token_ids().len()], host.sorted_token_ids(), "plans differ (seed {})", seed);
-    assert_eq!(&blocks[..host.expert_ids().len()], host.expert_ids(), "expert_ids differ (seed {})", seed);
-    assert_eq!(&pairs[..], host.pair_to_sorted(), "pair_to_sorted differs (seed {})", seed);
-    println!("GPU route of {} tokens matches the CPU reference", m);
+
+    // A plan that is not a candidate is refused, nothing written.
+    let entries = alphamoe_router::entry_point_names().len();
+    let other = (0..entries).find(|i| candidates.iter().all(|c| c.entry_point_index != *i)).expect("an entry point not a candidate");
+    let refused = Selection { entry_point_index: other, ..candidates[0] };
+    let out = DeviceOutputs::new(&cuda, &sizes);
+    // SAFETY: as above; a refused call launches nothing.
+    let err = unsafe { router.route_with_plan(m, d_logits.address, &out.buffers, &refused, std::ptr::null_mut()) }
+        .expect_err("a plan that is not a candidate ran");
+    assert_eq!(err.status(), Status::INVALID_ARGUMENT, "{}", err);
+    let (ints, _) = out.download();
+    assert!(ints.iter().flatten().all(|&x| x == POISON), "a refused route wrote");
 }

@@ -2,15 +2,16 @@
 //! the library (read back normalized, or refused with its own status), and
 //! the CPU reference routes sigmoid scoring with groups and scaling, a
 //! correction bias, bf16 and fp16 logits and both kinds of expert
-//! parallelism as README's contract says.
+//! parallelism as README's contract says; the plans of a hypothetical
+//! device (the selection and its candidates) need no GPU either.
 mod common;
 
 use alphamoe_router::{
-    Inputs, Logits, LogitsType, Params, Plan, Router, Scoring, Specialization, Status, FLAG_CORRECTION_BIAS,
-    FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE,
+    DeviceAttributes, Inputs, Logits, LogitsType, Params, Plan, Router, Scoring, Selection, Specialization, Status,
+    FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE, FLAG_SHARED_EXPERT,
 };
 use common::contract::{self, host_outputs as outputs, POISON};
-use common::{seed, Rng};
+use common::{seed, Rng, H100};
 
 fn uniform_logits(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n).map(|_| rng.uniform(-6.0, 6.0)).collect()
@@ -249,24 +250,103 @@ fn logits_of_another_shape_are_refused() {
     }
 }
 
+/// The names of the kernel and the entry point a plan gives by index; the
+/// entry point is one of its kernel's (the library names each after its
+/// kernel, as router_diagnostics.h's examples show).
+fn names_of(plan: &Selection) -> (String, String) {
+    let kernel = alphamoe_router::kernel_names().get(plan.kernel_index).cloned();
+    let entry = alphamoe_router::entry_point_names().get(plan.entry_point_index).cloned();
+    let (kernel, entry) = match (kernel, entry) {
+        (Some(kernel), Some(entry)) => (kernel, entry),
+        _ => panic!("{:?} names no kernel or no entry point", plan),
+    };
+    assert!(entry.starts_with(&format!("alphamoe_{}_", kernel)), "{:?}: entry point {} of kernel {}", plan, entry, kernel);
+    (kernel, entry)
+}
+
 /// The selection of a hypothetical device: a pure function of the
 /// parameters and the attributes, honouring a forced specialization.
 #[test]
 fn selection_reports_every_field() {
-    let device = alphamoe_router::DeviceAttributes {
-        compute_capability: 90,
-        multiprocessor_count: 132,
-        cooperative_ctas_per_sm: 1,
-        cooperative_launch: true,
-    };
     for forced in [Specialization::TINY, Specialization::SMALL, Specialization::LARGE] {
         let router = Router::with_params(&Params { force_specialization: forced, ..Params::new(128, 8, 16, 64) }).unwrap();
-        let s = router.select(64, &device).expect("select");
+        let s = router.select(64, &H100).expect("select");
         assert_eq!(s.specialization, forced, "{:?}", s);
         assert_eq!(s.image_arch, 90, "{:?}", s);
         assert!(s.grid_ctas >= 1 && s.grid_ctas <= 132 && s.block_threads >= 32 && s.tokens_per_cta >= 1, "{:?}", s);
+        assert!(s.cluster_ctas >= 0 && s.cluster_ctas <= 16 && (s.cluster_ctas == 0 || s.cooperative), "{:?}", s);
         let header_name = forced.name().unwrap().trim_start_matches("ALPHAMOE_SPECIALIZATION_").to_lowercase();
         assert_eq!(alphamoe_router::specialization_name(forced), Some(header_name.as_str()));
+        let (kernel, _) = names_of(&s);
+        assert!(kernel.starts_with(&format!("{}_", header_name)), "{:?} runs kernel {}", forced, kernel);
     }
     assert_eq!(alphamoe_router::specialization_name(Specialization(9)), None);
+}
+
+/// A cluster never holds more CTAs than the device's largest; 0 reads as 8.
+#[test]
+fn clusters_fit_the_device() {
+    let router =
+        Router::with_params(&Params { force_specialization: Specialization::SMALL, ..Params::new(128, 8, 16, 64) }).unwrap();
+    for max_cluster_ctas in [1, 8, 16] {
+        let s = router.select(64, &DeviceAttributes { max_cluster_ctas, ..H100 }).unwrap();
+        assert!(s.cluster_ctas <= max_cluster_ctas, "largest cluster {}: {:?}", max_cluster_ctas, s);
+    }
+    let unset = router.select(64, &DeviceAttributes { max_cluster_ctas: 0, ..H100 }).unwrap();
+    assert_eq!(unset, router.select(64, &DeviceAttributes { max_cluster_ctas: 8, ..H100 }).unwrap());
+}
+
+/// The candidates of a call: the selection first, then other entry points
+/// on the same grid, each once; a plain call can also run on the flavoured
+/// kernel, a flavoured one only there.
+#[test]
+fn candidates_run_the_selected_grid() {
+    let plain = Params::new(128, 8, 16, 4096);
+    let cases = [
+        (plain, 1),
+        (plain, 64),
+        (plain, 300),
+        (plain, 4096),
+        (Params { flags: FLAG_SHARED_EXPERT, ..plain }, 64),
+        (Params { scoring: Scoring::SIGMOID, num_groups: 8, topk_groups: 4, ..plain }, 300),
+        (Params { logits_type: LogitsType::BF16, ..plain }, 300),
+    ];
+    for (params, m) in cases {
+        let router = Router::with_params(&params).unwrap();
+        let selected = router.select(m, &H100).unwrap();
+        let candidates = router.candidates(m, &H100).expect("candidates");
+        assert_eq!(candidates.first(), Some(&selected), "{:?}, M = {}: {:?}", params, m, candidates);
+        let mut entries: Vec<usize> = candidates.iter().map(|c| c.entry_point_index).collect();
+        entries.sort_unstable();
+        entries.dedup();
+        assert_eq!(entries.len(), candidates.len(), "an entry point twice: {:?}", candidates);
+        let mut kernels = Vec::new();
+        for c in &candidates {
+            let grid = |s: &Selection| {
+                (s.specialization, s.grid_ctas, s.block_threads, s.cooperative, s.image_arch, s.tokens_per_cta, s.cluster_ctas)
+            };
+            assert_eq!(grid(c), grid(&selected), "{:?}, M = {}: a candidate on another grid", params, m);
+            kernels.push(names_of(c).0);
+        }
+        let flavoured = kernels.iter().filter(|k| k.ends_with("_flavours")).count();
+        if params.scoring == Scoring::SIGMOID {
+            assert_eq!(flavoured, kernels.len(), "{:?}: kernels {:?}", params, kernels);
+        } else if params.logits_type == LogitsType::F32 {
+            assert!(flavoured >= 1 && flavoured < kernels.len(), "{:?}: kernels {:?}", params, kernels);
+        }
+    }
+    // Refused as the selection refuses: groups the kernels do not
+    // implement, too many tokens, a device without multiprocessors or image.
+    let refused = [
+        (Params { scoring: Scoring::SIGMOID, num_groups: 64, topk_groups: 4, ..Params::new(512, 8, 16, 64) }, 64, H100, Status::UNSUPPORTED_FLAVOUR),
+        (plain, 4097, H100, Status::NUM_TOKENS),
+        (plain, 64, DeviceAttributes { multiprocessor_count: 0, ..H100 }, Status::INVALID_ARGUMENT),
+        (plain, 64, DeviceAttributes { compute_capability: 75, ..H100 }, Status::NO_IMAGE),
+    ];
+    for (params, m, device, status) in refused {
+        let router = Router::with_params(&params).unwrap();
+        let err = router.candidates(m, &device).expect_err("refused by the selection");
+        assert_eq!(err.status(), status, "{:?}, M = {}, {:?}: {}", params, m, device, err);
+        assert_eq!(router.select(m, &device).unwrap_err().status(), status);
+    }
 }

@@ -5,7 +5,17 @@
 pub mod contract;
 pub mod cuda;
 
+use alphamoe_router::DeviceAttributes;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A device with an H100's attributes, made by hand: plans for it need no GPU.
+pub const H100: DeviceAttributes = DeviceAttributes {
+    compute_capability: 90,
+    multiprocessor_count: 132,
+    cooperative_ctas_per_sm: 1,
+    cooperative_launch: true,
+    max_cluster_ctas: 16,
+};
 
 /// splitmix64: reproducible from the printed seed.
 pub struct Rng(u64);
