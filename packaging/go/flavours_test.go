@@ -3,12 +3,15 @@ package router_test
 // Every routing flavour through the package: each Params field reaches the
 // library (read back normalized, or refused with its own status), and the
 // CPU reference routes sigmoid scoring with groups and scaling, bf16 and
-// fp16 logits and both kinds of expert parallelism as README's contract says.
+// fp16 logits and both kinds of expert parallelism as README's contract says;
+// the plans of a hypothetical device (the selection and its candidates) need
+// no GPU either.
 
 import (
 	"errors"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 
 	router "github.com/alphamoe/alphamoe-router/packaging/go"
@@ -298,23 +301,140 @@ func TestLogitsOfAnotherShapeAreRefused(t *testing.T) {
 	}
 }
 
+// h100 is a device with an H100's attributes, made by hand: plans for it
+// need no GPU.
+var h100 = router.DeviceAttributes{ComputeCapability: 90, MultiprocessorCount: 132, CooperativeCTAsPerSM: 1,
+	CooperativeLaunch: true, MaxClusterCTAs: 16}
+
+// namesOf gives the names of the kernel and the entry point a plan gives by
+// index; the entry point is one of its kernel's (the library names each
+// after its kernel, as router_diagnostics.h's examples show).
+func namesOf(t *testing.T, plan router.Selection) (kernel, entry string) {
+	t.Helper()
+	kernels, entries := router.KernelNames(), router.EntryPointNames()
+	if plan.KernelIndex < 0 || plan.KernelIndex >= len(kernels) || plan.EntryPointIndex < 0 || plan.EntryPointIndex >= len(entries) {
+		t.Fatalf("%+v names no kernel or no entry point", plan)
+	}
+	kernel, entry = kernels[plan.KernelIndex], entries[plan.EntryPointIndex]
+	if !strings.HasPrefix(entry, "alphamoe_"+kernel+"_") {
+		t.Errorf("%+v: entry point %s of kernel %s", plan, entry, kernel)
+	}
+	return kernel, entry
+}
+
 // The selection of a hypothetical device: a pure function of the
 // parameters and the attributes, honouring a forced specialization.
 func TestSelectionReportsEveryField(t *testing.T) {
-	device := router.DeviceAttributes{ComputeCapability: 90, MultiprocessorCount: 132, CooperativeCTAsPerSM: 1,
-		CooperativeLaunch: true}
 	for _, forced := range []router.Specialization{router.SpecializationTiny, router.SpecializationSmall, router.SpecializationLarge} {
 		rt := newRouter(t, router.Params{NumExperts: 128, TopK: 8, BlockM: 16, MaxTokens: 64, ForceSpecialization: forced})
-		s, err := rt.Select(64, device)
+		s, err := rt.Select(64, h100)
 		if err != nil || s.Specialization != forced || s.ImageArch != 90 || s.GridCTAs < 1 || s.GridCTAs > 132 ||
-			s.BlockThreads < 32 || s.TokensPerCTA < 1 {
-			t.Errorf("forced %v: %+v, %v", forced, s, err)
+			s.BlockThreads < 32 || s.TokensPerCTA < 1 || s.ClusterCTAs < 0 || s.ClusterCTAs > 16 ||
+			(s.ClusterCTAs > 0 && !s.Cooperative) {
+			t.Fatalf("forced %v: %+v, %v", forced, s, err)
+		}
+		if kernel, _ := namesOf(t, s); !strings.HasPrefix(kernel, forced.String()+"_") {
+			t.Errorf("forced %v runs kernel %s", forced, kernel)
 		}
 	}
 	names := []string{router.SpecializationAuto.String(), router.SpecializationTiny.String(),
 		router.SpecializationSmall.String(), router.SpecializationLarge.String(), router.Specialization(9).String()}
 	if want := []string{"auto", "tiny", "small", "large", ""}; !equalStrings(names, want) {
 		t.Errorf("specialization names %q, want %q", names, want)
+	}
+}
+
+// A cluster never holds more CTAs than the device's largest; 0 reads as 8.
+func TestClustersFitTheDevice(t *testing.T) {
+	rt := newRouter(t, router.Params{NumExperts: 128, TopK: 8, BlockM: 16, MaxTokens: 64,
+		ForceSpecialization: router.SpecializationSmall})
+	selectWith := func(maxClusterCTAs int) router.Selection {
+		d := h100
+		d.MaxClusterCTAs = maxClusterCTAs
+		s, err := rt.Select(64, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, largest := range []int{1, 8, 16} {
+		if s := selectWith(largest); s.ClusterCTAs > largest {
+			t.Errorf("largest cluster %d: %+v", largest, s)
+		}
+	}
+	if unset, eight := selectWith(0), selectWith(8); unset != eight {
+		t.Errorf("max_cluster_ctas 0 gives %+v, 8 gives %+v", unset, eight)
+	}
+}
+
+// The candidates of a call: the selection first, then other entry points
+// on the same grid, each once; a plain call can also run on the flavoured
+// kernel, a flavoured one only there.
+func TestCandidatesRunTheSelectedGrid(t *testing.T) {
+	plain := router.Params{NumExperts: 128, TopK: 8, BlockM: 16, MaxTokens: 4096}
+	with := func(change func(*router.Params)) router.Params {
+		p := plain
+		change(&p)
+		return p
+	}
+	shared := with(func(p *router.Params) { p.Flags = router.FlagSharedExpert })
+	sigmoid := with(func(p *router.Params) { p.Scoring, p.NumGroups, p.TopkGroups = router.ScoringSigmoid, 8, 4 })
+	bf16 := with(func(p *router.Params) { p.LogitsType = router.LogitsBF16 })
+	for _, c := range []struct {
+		p router.Params
+		m int
+	}{{plain, 1}, {plain, 64}, {plain, 300}, {plain, 4096}, {shared, 64}, {sigmoid, 300}, {bf16, 300}} {
+		rt := newRouter(t, c.p)
+		selected, err := rt.Select(c.m, h100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		candidates, err := rt.Candidates(c.m, h100)
+		if err != nil || len(candidates) == 0 || candidates[0] != selected {
+			t.Fatalf("%+v, M = %d: candidates %+v, %v; selected %+v", c.p, c.m, candidates, err, selected)
+		}
+		entries := map[int]bool{}
+		flavoured := 0
+		for _, plan := range candidates {
+			sameGrid := plan
+			sameGrid.KernelIndex, sameGrid.EntryPointIndex = selected.KernelIndex, selected.EntryPointIndex
+			if sameGrid != selected || entries[plan.EntryPointIndex] {
+				t.Errorf("%+v, M = %d: candidate %+v on another grid or twice; selected %+v", c.p, c.m, plan, selected)
+			}
+			entries[plan.EntryPointIndex] = true
+			if kernel, _ := namesOf(t, plan); strings.HasSuffix(kernel, "_flavours") {
+				flavoured++
+			}
+		}
+		switch {
+		case c.p.Scoring == router.ScoringSigmoid && flavoured != len(candidates),
+			c.p.Scoring == router.ScoringSoftmax && c.p.LogitsType == router.LogitsF32 && (flavoured == 0 || flavoured == len(candidates)):
+			t.Errorf("%+v: %d of %d candidates on a flavoured kernel", c.p, flavoured, len(candidates))
+		}
+	}
+	// Refused as the selection refuses: groups the kernels do not
+	// implement, too many tokens, a device without multiprocessors or image.
+	groups := router.Params{NumExperts: 512, TopK: 8, BlockM: 16, MaxTokens: 64, Scoring: router.ScoringSigmoid,
+		NumGroups: 64, TopkGroups: 4}
+	noSMs, sm75 := h100, h100
+	noSMs.MultiprocessorCount, sm75.ComputeCapability = 0, 75
+	for _, c := range []struct {
+		p      router.Params
+		m      int
+		device router.DeviceAttributes
+		want   error
+	}{
+		{groups, 64, h100, router.ErrUnsupportedFlavour},
+		{plain, 4097, h100, router.ErrNumTokens},
+		{plain, 64, noSMs, router.ErrInvalidArgument},
+		{plain, 64, sm75, router.ErrNoImage},
+	} {
+		rt := newRouter(t, c.p)
+		_, err := rt.Candidates(c.m, c.device)
+		_, selectErr := rt.Select(c.m, c.device)
+		if !errors.Is(err, c.want) || !errors.Is(selectErr, c.want) {
+			t.Errorf("%+v, M = %d, %+v: candidates %v, select %v, want %v", c.p, c.m, c.device, err, selectErr, c.want)
+		}
 	}
 }
 

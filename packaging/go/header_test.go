@@ -98,6 +98,7 @@ var statuses = map[string]struct {
 	"ALPHAMOE_ERROR_SCALING_FACTOR":      {router.StatusScalingFactor, router.ErrScalingFactor},
 	"ALPHAMOE_ERROR_EXPERT_PARALLEL":     {router.StatusExpertParallel, router.ErrExpertParallel},
 	"ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR": {router.StatusUnsupportedFlavour, router.ErrUnsupportedFlavour},
+	"ALPHAMOE_ERROR_INVALID_HANDLE":      {router.StatusInvalidHandle, router.ErrInvalidHandle},
 }
 
 // constants: every other enumerator and #define with its Go constant.
@@ -114,7 +115,6 @@ var constants = map[string]int64{
 	"ALPHAMOE_MAX_EXPERTS":          router.MaxExperts,
 	"ALPHAMOE_MAX_TOP_K":            router.MaxTopK,
 	"ALPHAMOE_MAX_BLOCK_M":          router.MaxBlockM,
-	"ALPHAMOE_KERNEL_COUNT":         router.KernelCount,
 	"ALPHAMOE_FLAG_SHARED_EXPERT":   int64(router.FlagSharedExpert),
 	"ALPHAMOE_FLAG_TAIL_FILL":       int64(router.FlagTailFill),
 	"ALPHAMOE_FLAG_PDL":             int64(router.FlagPDL),
@@ -177,6 +177,7 @@ var fields = map[string]string{
 	"alphamoe_device_attributes.multiprocessor_count":    "DeviceAttributes.MultiprocessorCount",
 	"alphamoe_device_attributes.cooperative_ctas_per_sm": "DeviceAttributes.CooperativeCTAsPerSM",
 	"alphamoe_device_attributes.cooperative_launch":      "DeviceAttributes.CooperativeLaunch",
+	"alphamoe_device_attributes.max_cluster_ctas":        "DeviceAttributes.MaxClusterCTAs",
 	"alphamoe_selection.struct_size":                     "",
 	"alphamoe_selection.specialization":                  "Selection.Specialization",
 	"alphamoe_selection.grid_ctas":                       "Selection.GridCTAs",
@@ -184,6 +185,9 @@ var fields = map[string]string{
 	"alphamoe_selection.cooperative":                     "Selection.Cooperative",
 	"alphamoe_selection.image_arch":                      "Selection.ImageArch",
 	"alphamoe_selection.tokens_per_cta":                  "Selection.TokensPerCTA",
+	"alphamoe_selection.cluster_ctas":                    "Selection.ClusterCTAs",
+	"alphamoe_selection.kernel_index":                    "Selection.KernelIndex",
+	"alphamoe_selection.entry_point_index":               "Selection.EntryPointIndex",
 }
 
 var goTypes = map[string]reflect.Type{

@@ -1,7 +1,7 @@
 package router
 
 // #cgo pkg-config: alphamoe-router
-// #include <alphamoe/router.h>
+// #include <alphamoe/router_diagnostics.h>
 // #include <stdint.h>
 //
 // /* The buffers struct is built here, on the C side: a Go struct holding
@@ -32,7 +32,8 @@ package router
 //                                     uintptr_t blocks, int64_t blocks_capacity, uintptr_t live,
 //                                     uintptr_t counts, uintptr_t offsets, uintptr_t pairs,
 //                                     uintptr_t workspace, size_t workspace_bytes,
-//                                     uintptr_t bias, uintptr_t map, uintptr_t stream) {
+//                                     uintptr_t bias, uintptr_t map, uintptr_t stream,
+//                                     const alphamoe_selection *plan) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = (int32_t *)ids;
 //     b.topk_weights = (float *)weights;
@@ -48,6 +49,8 @@ package router
 //     b.workspace_bytes = workspace_bytes;
 //     b.correction_bias = (const float *)bias;
 //     b.expert_map = (const int32_t *)map;
+//     if (plan != NULL)
+//         return alphamoe_route_with_plan(r, m, (const void *)logits, &b, plan, (struct CUstream_st *)stream);
 //     return alphamoe_route(r, m, (const void *)logits, &b, (struct CUstream_st *)stream);
 // }
 import "C"
@@ -192,7 +195,8 @@ func New(p Params) (*Router, error) {
 	return r, nil
 }
 
-// Close releases the router; calls after Close fail with StatusNullPointer.
+// Close releases the router; calls after Close fail with ErrInvalidHandle,
+// as the library answers for a destroyed router.
 func (r *Router) Close() {
 	if r.raw != nil {
 		C.alphamoe_router_destroy(r.raw)
@@ -291,8 +295,8 @@ func (r *Router) RouteHostInto(numTokens int, logits []float32, plan *Plan) erro
 // exactly numTokens rows (the last may end at NumExperts). On error no
 // element of plan has changed.
 func (r *Router) RouteHostWith(numTokens int, logits Logits, in Inputs, plan *Plan) error {
-	if r.raw == nil {
-		return statusError(StatusNullPointer)
+	if err := r.live(); err != nil {
+		return err
 	}
 	if numTokens < 0 || numTokens > int(r.params.max_tokens) {
 		return statusError(StatusNumTokens)
@@ -346,15 +350,40 @@ type DeviceBuffers struct {
 // Sizes gives, alive until the launch completes. ErrNoDriver or ErrNoDevice
 // without a GPU.
 func (r *Router) Route(numTokens int, logits uintptr, b *DeviceBuffers, stream uintptr) error {
-	if r.raw == nil {
-		return statusError(StatusNullPointer)
+	return r.routeDevice(numTokens, logits, b, stream, nil)
+}
+
+// RouteWithPlan is Route with one of the plans Candidates gives for the
+// stream's context (its attributes as the library reads them);
+// ErrInvalidArgument for any other plan. For benchmarks and tests that
+// compare entry points.
+func (r *Router) RouteWithPlan(numTokens int, logits uintptr, b *DeviceBuffers, plan Selection, stream uintptr) error {
+	raw := plan.raw()
+	return r.routeDevice(numTokens, logits, b, stream, &raw)
+}
+
+func (r *Router) routeDevice(numTokens int, logits uintptr, b *DeviceBuffers, stream uintptr, plan *C.alphamoe_selection) error {
+	if err := r.live(); err != nil {
+		return err
 	}
 	return check(C.route_device(r.raw, clamp32(numTokens), C.uintptr_t(logits),
 		C.uintptr_t(b.TopkIDs), C.uintptr_t(b.TopkWeights), C.uintptr_t(b.SortedTokenIDs),
 		C.int64_t(b.SortedTokenIDsCapacity), C.uintptr_t(b.ExpertIDs), C.int64_t(b.ExpertIDsCapacity),
 		C.uintptr_t(b.NumTokensPostPadded), C.uintptr_t(b.ExpertCounts), C.uintptr_t(b.ExpertOffsets),
 		C.uintptr_t(b.PairToSorted), C.uintptr_t(b.Workspace), C.size_t(b.WorkspaceBytes),
-		C.uintptr_t(b.CorrectionBias), C.uintptr_t(b.ExpertMap), C.uintptr_t(stream)))
+		C.uintptr_t(b.CorrectionBias), C.uintptr_t(b.ExpertMap), C.uintptr_t(stream), plan))
+}
+
+// live: ErrNullPointer for a nil router, ErrInvalidHandle for one that New
+// did not make or Close released, as the library answers for such handles.
+func (r *Router) live() error {
+	if r == nil {
+		return statusError(StatusNullPointer)
+	}
+	if r.raw == nil {
+		return statusError(StatusInvalidHandle)
+	}
+	return nil
 }
 
 // checkShapes: exactly numTokens rows of logits (another length is another

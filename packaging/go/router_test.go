@@ -1,12 +1,16 @@
 package router_test
 
 // The installed library through this package: the CPU reference against
-// the contract computed here, bad input, and a GPU route that matches the
-// reference or reports that there is no driver or device.
+// the contract computed here, bad input, the kernels and entry points it
+// names, a router that is not live, and GPU routes (its own plan and every
+// candidate) that match the reference or report that there is no driver or
+// device.
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"unsafe"
@@ -159,8 +163,8 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(names, " ") != strings.Join(expected, " ") {
-		t.Fatalf("kernels %v, want %v", names, expected)
+	if strings.Join(names, " ") != strings.Join(expected, " ") || router.KernelCount() != 12 {
+		t.Fatalf("%d kernels %v, want %v", router.KernelCount(), names, expected)
 	}
 	for i, name := range names {
 		archs, err := router.KernelImages(i)
@@ -175,6 +179,109 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 	}
 }
 
+func TestEntryPointsAreNamedOnceEach(t *testing.T) {
+	names := router.EntryPointNames()
+	seen := map[string]bool{}
+	for _, name := range names {
+		if name == "" || seen[name] {
+			t.Errorf("entry point %q empty or named twice in %v", name, names)
+		}
+		seen[name] = true
+	}
+	if len(names) == 0 {
+		t.Fatal("no entry points")
+	}
+}
+
+// A router Close released, or one New did not make, is not live: every call
+// answers ErrInvalidHandle as the library does for such a handle, and a
+// second Close does nothing.
+func TestClosedRouterIsAnInvalidHandle(t *testing.T) {
+	closed, err := router.New(router.Params{NumExperts: 8, TopK: 2, BlockM: 4, MaxTokens: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	closed.Close()
+	var nilRouter *router.Router
+	logits := make([]float32, 2*8)
+	for _, c := range []struct {
+		name string
+		r    *router.Router
+		want error
+	}{{"closed", closed, router.ErrInvalidHandle}, {"zero", &router.Router{}, router.ErrInvalidHandle},
+		{"nil", nilRouter, router.ErrNullPointer}} {
+		_, selectErr := c.r.Select(2, h100)
+		_, candidatesErr := c.r.Candidates(2, h100)
+		calls := map[string]error{
+			"Select":        selectErr,
+			"Candidates":    candidatesErr,
+			"RouteHostWith": c.r.RouteHostWith(2, router.LogitsOfF32(logits), router.Inputs{}, closed.NewPlan()),
+			"Route":         c.r.Route(2, 0, &router.DeviceBuffers{}, 0),
+			"RouteWithPlan": c.r.RouteWithPlan(2, 0, &router.DeviceBuffers{}, router.Selection{}, 0),
+		}
+		for call, err := range calls {
+			if !errors.Is(err, c.want) {
+				t.Errorf("%s router: %s gave %v, want %v", c.name, call, err, c.want)
+			}
+		}
+	}
+}
+
+// gpuOutputs are the device buffers of one call, every byte 0x5A (the
+// workspace zeroed).
+type gpuOutputs struct {
+	arrays  []cudatest.Array // ids, weights, sorted, blocks, live, counts, offsets, pairs, workspace
+	buffers router.DeviceBuffers
+}
+
+func newGPUOutputs(t *testing.T, z router.Sizes) gpuOutputs {
+	t.Helper()
+	var o gpuOutputs
+	for _, n := range []int{4 * z.TopkIDs, 4 * z.TopkWeights, 4 * z.SortedTokenIDs, 4 * z.ExpertIDs, 4,
+		4 * z.ExpertCounts, 4 * z.ExpertOffsets, 4 * z.PairToSorted, z.WorkspaceBytes} {
+		fill := byte(0x5A)
+		if len(o.arrays) == 8 {
+			fill = 0
+		}
+		a, err := cudatest.Alloc(n, fill)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(a.Free)
+		o.arrays = append(o.arrays, a)
+	}
+	a := func(i int) uintptr { return o.arrays[i].Address }
+	o.buffers = router.DeviceBuffers{
+		TopkIDs: a(0), TopkWeights: a(1), SortedTokenIDs: a(2), SortedTokenIDsCapacity: z.SortedTokenIDs,
+		ExpertIDs: a(3), ExpertIDsCapacity: z.ExpertIDs, NumTokensPostPadded: a(4), ExpertCounts: a(5),
+		ExpertOffsets: a(6), PairToSorted: a(7), Workspace: a(8), WorkspaceBytes: z.WorkspaceBytes,
+	}
+	return o
+}
+
+// download gives every output but the workspace as int32 values, and the
+// weights.
+func (o gpuOutputs) download(t *testing.T) ([][]int32, []float32) {
+	t.Helper()
+	var ints [][]int32
+	for _, a := range o.arrays[:8] {
+		v, err := a.Int32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ints = append(ints, v)
+	}
+	weights, err := o.arrays[1].Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ints, weights
+}
+
+// The library's own plan and every candidate route as the CPU reference, a
+// plan that is not a candidate is refused; without a GPU both calls report
+// that there is no driver or device.
 func TestGPURouteMatchesTheReferenceOrReportsNoGPU(t *testing.T) {
 	r := &rng{seed(t)}
 	p := router.Params{NumExperts: 128, TopK: 8, BlockM: 16, MaxTokens: 300}
@@ -196,7 +303,7 @@ func TestGPURouteMatchesTheReferenceOrReportsNoGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	if avail != cudatest.Ready {
-		// The same call with host memory where device memory would be: the
+		// The same calls with host memory where device memory would be: the
 		// library must refuse before touching any of it.
 		fill := func(n int) []int32 {
 			s := make([]int32, n+1)
@@ -208,14 +315,22 @@ func TestGPURouteMatchesTheReferenceOrReportsNoGPU(t *testing.T) {
 		ids, weights, sorted, blocks, live := fill(z.TopkIDs), fill(z.TopkWeights), fill(z.SortedTokenIDs), fill(z.ExpertIDs), fill(1)
 		workspace := make([]uint64, z.WorkspaceBytes/8+1)
 		addr := func(s []int32) uintptr { return uintptr(unsafe.Pointer(&s[0])) }
-		err := rt.Route(m, uintptr(unsafe.Pointer(&logits[0])), &router.DeviceBuffers{
+		buffers := &router.DeviceBuffers{
 			TopkIDs: addr(ids), TopkWeights: addr(weights), SortedTokenIDs: addr(sorted),
 			SortedTokenIDsCapacity: z.SortedTokenIDs, ExpertIDs: addr(blocks), ExpertIDsCapacity: z.ExpertIDs,
 			NumTokensPostPadded: addr(live), Workspace: uintptr(unsafe.Pointer(&workspace[0])),
 			WorkspaceBytes: z.WorkspaceBytes,
-		}, 0)
-		if !errors.Is(err, router.ErrNoDriver) && !errors.Is(err, router.ErrNoDevice) {
-			t.Fatalf("without a GPU (%s) the route said %v", why, err)
+		}
+		candidates, err := rt.Candidates(m, h100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		address := uintptr(unsafe.Pointer(&logits[0]))
+		for _, err := range []error{rt.Route(m, address, buffers, 0), rt.RouteWithPlan(m, address, buffers, candidates[0], 0)} {
+			if !errors.Is(err, router.ErrNoDriver) && !errors.Is(err, router.ErrNoDevice) {
+				t.Fatalf("without a GPU (%s) the route said %v", why, err)
+			}
+			t.Logf("GPU part skipped: %s; the route call said %q", why, err)
 		}
 		for _, s := range [][]int32{ids, weights, sorted, blocks, live} {
 			for i, x := range s {
@@ -224,70 +339,82 @@ func TestGPURouteMatchesTheReferenceOrReportsNoGPU(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("GPU part skipped: %s; the route call said %q", why, err)
+		runtime.KeepAlive(workspace)
 		return
 	}
 
-	alloc := func(bytes int, fill byte) cudatest.Array {
-		a, err := cudatest.Alloc(bytes, fill)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(a.Free)
-		return a
-	}
 	dLogits, err := cudatest.UploadFloat32(logits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dLogits.Free()
-	const fill = 0x5A
-	dIDs, dWeights := alloc(4*z.TopkIDs, fill), alloc(4*z.TopkWeights, fill)
-	dSorted, dBlocks, dLive := alloc(4*z.SortedTokenIDs, fill), alloc(4*z.ExpertIDs, fill), alloc(4, fill)
-	dCounts, dOffsets, dPairs := alloc(4*z.ExpertCounts, fill), alloc(4*z.ExpertOffsets, fill), alloc(4*z.PairToSorted, fill)
-	dWorkspace := alloc(z.WorkspaceBytes, 0)
-	err = rt.Route(m, dLogits.Address, &router.DeviceBuffers{
-		TopkIDs: dIDs.Address, TopkWeights: dWeights.Address,
-		SortedTokenIDs: dSorted.Address, SortedTokenIDsCapacity: z.SortedTokenIDs,
-		ExpertIDs: dBlocks.Address, ExpertIDsCapacity: z.ExpertIDs,
-		NumTokensPostPadded: dLive.Address, ExpertCounts: dCounts.Address,
-		ExpertOffsets: dOffsets.Address, PairToSorted: dPairs.Address,
-		Workspace: dWorkspace.Address, WorkspaceBytes: z.WorkspaceBytes,
-	}, 0)
+	device, err := router.QueryDeviceAttributes(0)
 	if err != nil {
-		t.Fatalf("GPU route: %v", err)
+		t.Fatal(err)
 	}
-	if err := cudatest.Synchronize(); err != nil {
-		t.Fatalf("the route kernel failed: %v", err)
+	candidates, err := rt.Candidates(m, device)
+	if err != nil || len(candidates) == 0 {
+		t.Fatalf("candidates %v, %v", candidates, err)
 	}
-	ints := func(a cudatest.Array) []int32 {
-		v, err := a.Int32s()
-		if err != nil {
-			t.Fatal(err)
+	// nil: the library's own plan, through Route.
+	plans := []*router.Selection{nil}
+	for i := range candidates {
+		plans = append(plans, &candidates[i])
+	}
+	for _, plan := range plans {
+		out := newGPUOutputs(t, z)
+		if plan == nil {
+			err = rt.Route(m, dLogits.Address, &out.buffers, 0)
+		} else {
+			err = rt.RouteWithPlan(m, dLogits.Address, &out.buffers, *plan, 0)
 		}
-		return v
+		if err != nil {
+			t.Fatalf("GPU route with %+v: %v", plan, err)
+		}
+		if err := cudatest.Synchronize(); err != nil {
+			t.Fatalf("the route kernel failed with %+v: %v", plan, err)
+		}
+		ints, weights := out.download(t)
+		v := poison
+		gpu := outputs{ints[0], weights, ints[2], ints[3], ints[4][0], ints[5], ints[6], ints[7], &v}
+		if err := checkContract(p, m, logits, gpu); err != nil {
+			t.Fatalf("GPU result with %+v: %v", plan, err)
+		}
+		for _, c := range []struct {
+			name      string
+			got, want []int32
+		}{
+			{"topk_ids", gpu.TopkIDs, host.TopkIDs},
+			{"sorted_token_ids", gpu.SortedTokenIDs[:len(host.SortedTokenIDs)], host.SortedTokenIDs},
+			{"expert_ids", gpu.ExpertIDs[:len(host.ExpertIDs)], host.ExpertIDs},
+			{"pair_to_sorted", gpu.PairToSorted, host.PairToSorted},
+		} {
+			if err := equal(fmt.Sprintf("GPU %s with %+v vs CPU", c.name, plan), c.got, c.want); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("GPU route of %d tokens with %+v matches the CPU reference (%s)", m, plan, why)
 	}
-	weights, err := dWeights.Float32s()
-	if err != nil {
-		t.Fatal(err)
+
+	// A plan that is not a candidate is refused, nothing written.
+	used := map[int]bool{}
+	for _, c := range candidates {
+		used[c.EntryPointIndex] = true
 	}
-	v := poison
-	gpu := outputs{ints(dIDs), weights, ints(dSorted), ints(dBlocks), ints(dLive)[0],
-		ints(dCounts), ints(dOffsets), ints(dPairs), &v}
-	if err := checkContract(p, m, logits, gpu); err != nil {
-		t.Fatalf("GPU result: %v", err)
+	refused := candidates[0]
+	for used[refused.EntryPointIndex] {
+		refused.EntryPointIndex++
 	}
-	if err := equal("GPU topk_ids vs CPU", gpu.TopkIDs, host.TopkIDs); err != nil {
-		t.Fatal(err)
+	out := newGPUOutputs(t, z)
+	if err := rt.RouteWithPlan(m, dLogits.Address, &out.buffers, refused, 0); !errors.Is(err, router.ErrInvalidArgument) {
+		t.Fatalf("a plan that is not a candidate (%+v) gave %v", refused, err)
 	}
-	if err := equal("GPU sorted_token_ids vs CPU", gpu.SortedTokenIDs, host.SortedTokenIDs); err != nil {
-		t.Fatal(err)
+	ints, _ := out.download(t)
+	for i, s := range ints {
+		for j, x := range s {
+			if x != poison {
+				t.Fatalf("a refused route wrote output %d, element %d", i, j)
+			}
+		}
 	}
-	if err := equal("GPU expert_ids vs CPU", gpu.ExpertIDs, host.ExpertIDs); err != nil {
-		t.Fatal(err)
-	}
-	if err := equal("GPU pair_to_sorted vs CPU", gpu.PairToSorted, host.PairToSorted); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("GPU route of %d tokens matches the CPU reference (%s)", m, why)
 }

@@ -39,6 +39,7 @@ const (
 	StatusScalingFactor      Status = C.ALPHAMOE_ERROR_SCALING_FACTOR
 	StatusExpertParallel     Status = C.ALPHAMOE_ERROR_EXPERT_PARALLEL
 	StatusUnsupportedFlavour Status = C.ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR
+	StatusInvalidHandle      Status = C.ALPHAMOE_ERROR_INVALID_HANDLE
 )
 
 // statusNames are the header's names; the header test checks that every
@@ -72,6 +73,7 @@ var statusNames = map[Status]string{
 	StatusScalingFactor:      "ALPHAMOE_ERROR_SCALING_FACTOR",
 	StatusExpertParallel:     "ALPHAMOE_ERROR_EXPERT_PARALLEL",
 	StatusUnsupportedFlavour: "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
+	StatusInvalidHandle:      "ALPHAMOE_ERROR_INVALID_HANDLE",
 }
 
 // String is the header's name, e.g. "ALPHAMOE_ERROR_TOP_K"; "Status(99)"
@@ -133,6 +135,7 @@ var (
 	ErrScalingFactor      = statusError(StatusScalingFactor)
 	ErrExpertParallel     = statusError(StatusExpertParallel)
 	ErrUnsupportedFlavour = statusError(StatusUnsupportedFlavour)
+	ErrInvalidHandle      = statusError(StatusInvalidHandle)
 )
 
 func statusError(s Status) *Error {

@@ -19,16 +19,34 @@ func Version() string { return C.GoString(C.alphamoe_version_string()) }
 // VersionNumber is the library's version as major*10000 + minor*100 + patch.
 func VersionNumber() uint32 { return uint32(C.alphamoe_version_number()) }
 
-// KernelNames are the kernels the library holds, e.g. "tiny_routed".
+// KernelCount is the number of kernels the library holds (one fatbin each).
+func KernelCount() int { return int(C.alphamoe_kernel_count()) }
+
+// KernelNames are the kernels the library holds, e.g. "tiny_routed", in the
+// order of Selection.KernelIndex.
 func KernelNames() []string {
-	var names []string
-	for i := 0; ; i++ {
-		name := C.alphamoe_kernel_name(C.int32_t(i))
+	return names(KernelCount(), func(i C.int32_t) *C.char { return C.alphamoe_kernel_name(i) })
+}
+
+// EntryPointNames are the entry points the library holds (the functions in
+// the kernels' images, e.g. "alphamoe_large_routed_staged_w16"), in the
+// order of Selection.EntryPointIndex.
+func EntryPointNames() []string {
+	count := int(C.alphamoe_entry_point_count())
+	return names(count, func(i C.int32_t) *C.char { return C.alphamoe_entry_point_name(i) })
+}
+
+// names are nameOf(0..count-1), up to the first NULL.
+func names(count int, nameOf func(C.int32_t) *C.char) []string {
+	var out []string
+	for i := 0; i < count; i++ {
+		name := nameOf(C.int32_t(i))
 		if name == nil {
-			return names
+			break
 		}
-		names = append(names, C.GoString(name))
+		out = append(out, C.GoString(name))
 	}
+	return out
 }
 
 // KernelImages are the architectures (90, 100, 103) embedded for kernel index.
