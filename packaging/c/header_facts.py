@@ -1,23 +1,25 @@
 #!/usr/bin/env python3
-"""Every constant and struct of the public headers, as a C compiler sees them,
-for the bindings' tests to compare their mirrors with.
+"""Every constant, struct and function of the public headers, as a C compiler
+sees them, for the bindings' tests to compare their mirrors with.
 
   header_facts.py [PKG_CONFIG_MODULE]      (default: alphamoe-router)
 
 Reads the headers of the module's include directory (pkg-config
 --variable=includedir), alphamoe/*.h but version.h, for the names: the
 enumerators of every typedef'd enum, the numeric #defines and the fields of
-every typedef'd struct. A C program generated from those names and compiled
-against the same headers prints their values, sizes and offsets, one a line:
+every typedef'd struct and the ALPHAMOE_API functions. A C program generated
+from those names and compiled against the same headers prints their values,
+sizes and offsets, one a line:
 
   enum TYPE NAME VALUE
   define NAME VALUE
   struct TYPE SIZE
   field TYPE.FIELD OFFSET SIZE
+  function NAME
 
-So a status, flag or field added to a header shows up here without any list
-to update, and a binding's test that compares the whole output fails until
-the binding mirrors it."""
+So a status, flag, field or function added to a header shows up here without
+any list to update, and a binding's test that compares the whole output fails
+until the binding mirrors it."""
 import glob
 import os
 import re
@@ -32,7 +34,7 @@ def strip_comments(text):
 
 
 def parse(text):
-    """(enums {type: [names]}, defines [names], structs {type: [fields]})."""
+    """(enums {type: [names]}, defines [names], structs {type: [fields]}, functions [names])."""
     text = strip_comments(text.replace('\\\n', ' '))
     enums = {}
     for body, name in re.findall(r'typedef\s+enum\s+\w*\s*\{([^}]*)\}\s*(\w+)\s*;', text):
@@ -44,7 +46,10 @@ def parse(text):
     defines = [name for name, value in re.findall(r'^[ \t]*#[ \t]*define[ \t]+(ALPHAMOE_\w+)[ \t]+(\S[^\n]*)$',
                                                   text, flags=re.M)
                if name != 'ALPHAMOE_API']
-    return enums, defines, structs
+    # Declarations only: the #define of ALPHAMOE_API itself is no function.
+    declarations = re.sub(r'^[ \t]*#[^\n]*', ' ', text, flags=re.M)
+    functions = re.findall(r'\bALPHAMOE_API\b[^;(]*?\b(\w+)\s*\(', declarations)
+    return enums, defines, structs, functions
 
 
 def main():
@@ -62,7 +67,7 @@ def main():
     program += [f'#include <alphamoe/{os.path.basename(h)}>' for h in headers]
     program.append('int main(void) {')
     for header in headers:
-        enums, defines, structs = parse(open(header).read())
+        enums, defines, structs, functions = parse(open(header).read())
         for enum, names in enums.items():
             program += [f'    printf("enum {enum} {n} %lld\\n", (long long)({n}));' for n in names]
         program += [f'    printf("define {n} %lld\\n", (long long)({n}));' for n in defines]
@@ -70,6 +75,8 @@ def main():
             program.append(f'    printf("struct {struct} %zu\\n", sizeof({struct}));')
             program += [f'    printf("field {struct}.{f} %zu %zu\\n", offsetof({struct}, {f}), '
                         f'sizeof(((const {struct} *)0)->{f}));' for f in fields]
+        # sizeof: the compiler checks the declaration, nothing needs linking.
+        program += [f'    printf("function {n}\\n"); (void)sizeof(&{n});' for n in functions]
     program += ['    return 0;', '}']
     cc = shlex.split(os.environ.get('CC', 'cc'))
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,10 +2,11 @@ package router_test
 
 // The package mirrors the installed headers whole: every enumerator and
 // numeric #define as a Go constant of the same value, every status with its
-// name and sentinel error, every struct field as a field of a Go type. The
-// header's side comes from packaging/c/header_facts.py, which reads the
-// names from the headers and the values from a C compiler, so a status or
-// field added to a header fails this test until it is mirrored here.
+// name and sentinel error, every struct field as a field of a Go type, every
+// function by a Go function or method that calls it. The header's side
+// comes from packaging/c/header_facts.py, which reads the names from the
+// headers and the values from a C compiler, so a status, field or function
+// added to a header fails this test until it is mirrored here.
 
 import (
 	"errors"
@@ -20,9 +21,10 @@ import (
 )
 
 type headerFacts struct {
-	enums   map[string]map[string]int64 // enum type -> enumerator -> value
-	defines map[string]int64
-	fields  map[string]bool // "struct.field"
+	enums     map[string]map[string]int64 // enum type -> enumerator -> value
+	defines   map[string]int64
+	fields    map[string]bool // "struct.field"
+	functions map[string]bool
 }
 
 func readHeaderFacts(t *testing.T) headerFacts {
@@ -34,7 +36,7 @@ func readHeaderFacts(t *testing.T) headerFacts {
 	if err != nil {
 		t.Fatalf("packaging/c/header_facts.py: %v\n%s", err, stderr.String())
 	}
-	f := headerFacts{map[string]map[string]int64{}, map[string]int64{}, map[string]bool{}}
+	f := headerFacts{map[string]map[string]int64{}, map[string]int64{}, map[string]bool{}, map[string]bool{}}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		w := strings.Fields(line)
 		value := func(i int) int64 {
@@ -54,12 +56,14 @@ func readHeaderFacts(t *testing.T) headerFacts {
 			f.defines[w[1]] = value(2)
 		case "field":
 			f.fields[w[1]] = true
+		case "function":
+			f.functions[w[1]] = true
 		case "struct":
 		default:
 			t.Fatalf("unknown line %q", line)
 		}
 	}
-	if len(f.enums) == 0 || len(f.fields) == 0 {
+	if len(f.enums) == 0 || len(f.fields) == 0 || len(f.functions) == 0 {
 		t.Fatal("header_facts printed nothing")
 	}
 	return f
@@ -190,6 +194,31 @@ var fields = map[string]string{
 	"alphamoe_selection.entry_point_index":               "Selection.EntryPointIndex",
 }
 
+// functions: every C function with the Go function or method that calls it.
+var functions = map[string]any{
+	"alphamoe_status_string":           router.Status.Message,
+	"alphamoe_version_number":          router.VersionNumber,
+	"alphamoe_version_string":          router.Version,
+	"alphamoe_router_create":           router.New,
+	"alphamoe_router_destroy":          (*router.Router).Close,
+	"alphamoe_router_get_params":       router.New,
+	"alphamoe_router_sizes":            router.New,
+	"alphamoe_route":                   (*router.Router).Route,
+	"alphamoe_route_host":              (*router.Router).RouteHostWith,
+	"alphamoe_device_count":            router.DeviceCount,
+	"alphamoe_device_describe":         router.DescribeDevice,
+	"alphamoe_device_attributes_query": router.QueryDeviceAttributes,
+	"alphamoe_specialization_name":     router.Specialization.String,
+	"alphamoe_router_select":           (*router.Router).Select,
+	"alphamoe_router_candidates":       (*router.Router).Candidates,
+	"alphamoe_route_with_plan":         (*router.Router).RouteWithPlan,
+	"alphamoe_kernel_count":            router.KernelCount,
+	"alphamoe_entry_point_count":       router.EntryPointNames,
+	"alphamoe_kernel_name":             router.KernelNames,
+	"alphamoe_entry_point_name":        router.EntryPointNames,
+	"alphamoe_kernel_images":           router.KernelImages,
+}
+
 var goTypes = map[string]reflect.Type{
 	"Params":           reflect.TypeOf(router.Params{}),
 	"Sizes":            reflect.TypeOf(router.Sizes{}),
@@ -281,4 +310,8 @@ func TestFieldsAreMirrored(t *testing.T) {
 			t.Errorf("%s: no field %s", cField, goField)
 		}
 	}
+}
+
+func TestFunctionsAreMirrored(t *testing.T) {
+	sameKeys(t, "functions", readHeaderFacts(t).functions, functions)
 }

@@ -1,11 +1,12 @@
 //! Raw declarations of `alphamoe/router.h` and `alphamoe/router_diagnostics.h`,
 //! written by hand (no bindgen).
 //!
-//! Every constant and struct of both headers, under its C name. Later
+//! Every constant, struct and function of both headers, under its C name. Later
 //! library versions only append fields; each struct's `struct_size` tells
 //! the library how much of it this crate knows, so set it to `size_of` the
-//! struct here. The test `tests/header.rs` compares [`CONSTANTS`] and
-//! [`layouts`] with what a C compiler makes of the installed headers.
+//! struct here. The test `tests/header.rs` compares [`CONSTANTS`],
+//! [`layouts`] and [`FUNCTIONS`] with what a C compiler makes of the
+//! installed headers.
 #![allow(non_camel_case_types)]
 
 use std::mem::{size_of, MaybeUninit};
@@ -204,7 +205,18 @@ c_structs! {
     }
 }
 
-extern "C" {
+/// Declares C functions and lists their names in `FUNCTIONS`.
+macro_rules! c_functions {
+    ($($(#[$meta:meta])* pub fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;)*) => {
+        extern "C" {
+            $($(#[$meta])* pub fn $name($($arg: $ty),*) $(-> $ret)?;)*
+        }
+        /// The name of every function above, for the header test.
+        pub const FUNCTIONS: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+c_functions! {
     pub fn alphamoe_status_string(status: alphamoe_status) -> *const c_char;
     pub fn alphamoe_version_number() -> u32;
     pub fn alphamoe_version_string() -> *const c_char;

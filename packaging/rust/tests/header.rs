@@ -1,12 +1,13 @@
 //! The crate mirrors the installed headers whole: every enumerator and
 //! numeric #define in `ffi::CONSTANTS` with its value, every struct in
-//! `ffi::layouts()` field for field at the header's offsets and sizes, and
-//! every status, scoring, logits type and specialization named by the safe
-//! types. The header's side comes from packaging/c/header_facts.py, which
-//! reads the names from the headers and the layout from a C compiler, so a
-//! status or field added to a header fails this test until it is mirrored.
+//! `ffi::layouts()` field for field at the header's offsets and sizes, every
+//! function in `ffi::FUNCTIONS`, and every status, scoring, logits type and
+//! specialization named by the safe types. The header's side comes from
+//! packaging/c/header_facts.py, which reads the names from the headers and
+//! the layout from a C compiler, so a status, field or function added to a
+//! header fails this test until it is mirrored.
 use alphamoe_router::{ffi, LogitsType, Scoring, Specialization, Status};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
@@ -15,6 +16,7 @@ struct Facts {
     constants: BTreeMap<String, BTreeMap<String, i64>>,
     /// struct -> (size, [(field, offset, size)])
     structs: BTreeMap<String, (usize, Vec<(String, usize, usize)>)>,
+    functions: BTreeSet<String>,
 }
 
 fn header_facts() -> Facts {
@@ -24,7 +26,7 @@ fn header_facts() -> Facts {
         .output()
         .unwrap_or_else(|e| panic!("cannot run python3 {}: {}", script.display(), e));
     assert!(out.status.success(), "{} failed: {}", script.display(), String::from_utf8_lossy(&out.stderr));
-    let mut facts = Facts { constants: BTreeMap::new(), structs: BTreeMap::new() };
+    let mut facts = Facts { constants: BTreeMap::new(), structs: BTreeMap::new(), functions: BTreeSet::new() };
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         let number = |i: usize| words[i].parse::<i64>().unwrap_or_else(|_| panic!("bad line {:?}", line));
@@ -43,10 +45,16 @@ fn header_facts() -> Facts {
                 let entry = facts.structs.entry(name.into()).or_default();
                 entry.1.push((field.into(), number(2) as usize, number(3) as usize));
             }
+            "function" => {
+                facts.functions.insert(words[1].into());
+            }
             _ => panic!("unknown line {:?}", line),
         }
     }
-    assert!(!facts.constants.is_empty() && !facts.structs.is_empty(), "header_facts printed nothing");
+    assert!(
+        !facts.constants.is_empty() && !facts.structs.is_empty() && !facts.functions.is_empty(),
+        "header_facts printed nothing"
+    );
     facts
 }
 
@@ -83,6 +91,15 @@ fn ffi_structs_are_the_headers() {
     for (name, header) in &facts.structs {
         assert_eq!(&crate_side[name], header, "{}: ffi (left) against the header (right), (size, [(field, offset, size)])", name);
     }
+}
+
+#[test]
+fn ffi_functions_are_the_headers() {
+    let facts = header_facts();
+    let header: Vec<&str> = facts.functions.iter().map(String::as_str).collect();
+    let crate_side: BTreeSet<&str> = ffi::FUNCTIONS.iter().copied().collect();
+    assert_eq!(crate_side.len(), ffi::FUNCTIONS.len(), "a function is declared twice in ffi");
+    assert_eq!(crate_side.into_iter().collect::<Vec<_>>(), header, "functions of ffi (left) and of the headers (right)");
 }
 
 #[test]
