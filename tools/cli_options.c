@@ -35,8 +35,9 @@ void print_usage(FILE *f) {
             "                        weights renormalized over the chosen experts or not\n"
             "  --scale F             routed scaling factor multiplying every weight\n"
             "  --groups G            expert groups (0: none); --topk-groups N: groups kept\n"
-            "  --dtype T             logits type: f32 (default), bf16 or f16 (random or --input\n"
-            "                        logits are rounded to it, to nearest even)\n"
+            "  --dtype T             logits type: f32 (default), bf16 or f16; random logits are\n"
+            "                        rounded to it (to nearest even); with --input it is the\n"
+            "                        file's type, which --dtype must match\n"
             "  --ep-range B:C        expert parallelism: local experts [B, B+C)\n"
             "  --ep-map-random C     expert parallelism: C random local experts by an expert map\n"
             "  --tokens M            tokens in the batch (default 128)\n"
@@ -44,7 +45,11 @@ void print_usage(FILE *f) {
             "  --shared              slot k-1 is always the shared expert E-1\n"
             "  --tail-fill           fill the plan past its live length up to capacity\n"
             "  --seed S              seed of the random logits (default 1)\n"
-            "  --input FILE.npy      float32 [M, E] logits; M and E come from the file\n"
+            "  --input FILE.npy      logits [M, E], M and E from the file: float32 ('<f4'),\n"
+            "                        float16 ('<f2'), bfloat16 ('<V2', as NumPy saves an\n"
+            "                        ml_dtypes.bfloat16 array), or 16-bit patterns ('<u2' or\n"
+            "                        '<i2', e.g. torch's x.view(torch.int16)) with --dtype bf16\n"
+            "                        or f16\n"
             "  --output DIR          write topk_ids, topk_weights, sorted_token_ids, expert_ids,\n"
             "                        expert_counts and expert_offsets as .npy files into DIR\n"
             "  --specialization S    auto (default), tiny, small or large (GPU only)\n"
@@ -55,14 +60,27 @@ void print_usage(FILE *f) {
             "  --help                show this text\n");
 }
 
+static void say(const char *fmt, va_list ap) {
+    fputs(PROG ": ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int usage_error(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    fputs(PROG ": ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n\n", stderr);
+    say(fmt, ap);
     va_end(ap);
+    fputc('\n', stderr);
     print_usage(stderr);
+    return EXIT_USAGE;
+}
+
+int arg_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(fmt, ap);
+    va_end(ap);
     return EXIT_USAGE;
 }
 
@@ -136,6 +154,7 @@ static int apply_valued_option(options *o, const char *name, const char *value) 
     if (strcmp(name, "--dtype") == 0) {
         static const char *const names[] = {"f32", "bf16", "f16"};
         static const int32_t values[] = {ALPHAMOE_LOGITS_F32, ALPHAMOE_LOGITS_BF16, ALPHAMOE_LOGITS_F16};
+        o->dtype_given = true;
         return parse_named(name, value, names, values, 3, "f32, bf16 or f16", &o->logits_type);
     }
     if (strcmp(name, "--scale") == 0) {
@@ -150,6 +169,7 @@ static int apply_valued_option(options *o, const char *name, const char *value) 
     }
     if (strcmp(name, "--ep-map-random") == 0) return set_int(name, value, 1, INT32_MAX, &o->ep_map_count);
     if (strcmp(name, "--preset") == 0) {
+        o->preset_given = true;
         o->preset = preset_find(value);
         return o->preset ? 0 : usage_error("unknown preset '%s'", value);
     }

@@ -18,6 +18,7 @@
 /* Flavour options: a negative value (or false *_given) keeps the preset's. */
 typedef struct options {
     const model_preset *preset;
+    bool preset_given;
     int32_t experts; /* 0: the preset's */
     int32_t top_k;   /* 0: the preset's */
     int32_t scoring;     /* -1: the preset's */
@@ -28,6 +29,7 @@ typedef struct options {
     int32_t groups;      /* -1: the preset's */
     int32_t topk_groups; /* -1: the preset's */
     int32_t logits_type; /* alphamoe_logits_type */
+    bool dtype_given;
     bool ep_range;       /* --ep-range BEGIN:COUNT */
     int32_t ep_begin, ep_count;
     int32_t ep_map_count; /* --ep-map-random COUNT; 0: none */
@@ -58,6 +60,10 @@ const char *logits_type_name(int32_t type);
 /* Prints the message and the usage text to stderr; returns EXIT_USAGE, so
  * that a caller can return its answer as the exit status. */
 int usage_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
+
+/* Prints the message alone (an argument that is well formed but cannot
+ * be used); returns EXIT_USAGE. */
+int arg_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
 
 /* The router's parameters: the preset's, with the options over them. */
 alphamoe_params options_params(const options *o);

@@ -18,26 +18,67 @@ void session_release(session *s) {
     memset(s, 0, sizeof(*s));
 }
 
+#define LOGITS_DTYPES (NPY_DTYPE_FLOAT32 | NPY_DTYPE_FLOAT16 | NPY_DTYPE_BFLOAT16 | NPY_DTYPE_BITS16)
+#define LOGITS_EXPECTED                                                                                 \
+    "logits must be float32 ('<f4'), float16 ('<f2'), bfloat16 ('<V2', as NumPy saves ml_dtypes.bfloat16) " \
+    "or 16-bit patterns ('<u2', '<i2') with --dtype bf16 or f16"
+
+/* The router's logits type for the file's dtype, which --dtype must match
+ * when given: converting would route other values than the file's. */
+static int logits_type_of(options *o, const npy_array *a) {
+    int32_t type = ALPHAMOE_LOGITS_F32;
+    if (a->dtype == NPY_DTYPE_FLOAT16) type = ALPHAMOE_LOGITS_F16;
+    if (a->dtype == NPY_DTYPE_BFLOAT16) type = ALPHAMOE_LOGITS_BF16;
+    if (a->dtype == NPY_DTYPE_BITS16) {
+        if (!o->dtype_given || o->logits_type == ALPHAMOE_LOGITS_F32)
+            return arg_error("%s holds 16-bit patterns ('%s') of no named type: say which with --dtype bf16 or "
+                             "--dtype f16", o->input, a->descr);
+        return 0;
+    }
+    if (o->dtype_given && o->logits_type != type)
+        return arg_error("%s holds %s logits ('%s') but --dtype is %s: drop --dtype to route the file's values, "
+                         "or convert the file", o->input, logits_type_name(type), a->descr,
+                         logits_type_name(o->logits_type));
+    o->logits_type = type;
+    return 0;
+}
+
+/* What keeps the array from being [tokens, experts] logits, or NULL. */
+static const char *not_logits(const npy_array *a) {
+    if (a->ndim != 2) return "logits must be 2-D [tokens, experts]";
+    if (a->shape[0] > INT32_MAX || a->shape[1] > INT32_MAX) return "the shape is too large";
+    if (a->shape[1] == 0) return "rows have no experts";
+    return NULL;
+}
+
 int load_input(session *s) {
     options *o = &s->opt;
     char err[512];
-    int64_t rows = 0, cols = 0;
-    if (npy_read_f32_2d(o->input, &s->logits, &rows, &cols, err, sizeof(err)) != 0) {
+    npy_array a;
+    if (npy_read(o->input, LOGITS_DTYPES, LOGITS_EXPECTED, &a, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }
-    if (cols == 0) {
-        fprintf(stderr, PROG ": %s: rows have no experts (shape [%" PRId64 ", 0])\n", o->input, rows);
+    s->typed_logits = a.data;
+    const char *why = not_logits(&a);
+    if (why != NULL) {
+        fprintf(stderr, PROG ": %s: %s (a %d-D array of %" PRId64 " values)\n", o->input, why, a.ndim, a.count);
         return 1;
     }
+    const int64_t rows = a.shape[0], cols = a.shape[1];
     if (o->experts != 0 && cols != o->experts)
-        return usage_error("%s has %" PRId64 " experts per row but --experts is %" PRId32, o->input, cols,
-                           o->experts);
+        return arg_error("%s has %" PRId64 " experts per row but --experts is %" PRId32, o->input, cols,
+                         o->experts);
+    if (o->experts == 0 && o->preset_given && cols != o->preset->experts)
+        return arg_error("%s has %" PRId64 " experts per row but --preset %s routes %" PRId32
+                         ": give a file of %" PRId32 " columns, or --experts %" PRId64
+                         " to route the preset's flavour over the file's experts",
+                         o->input, cols, o->preset->name, o->preset->experts, o->preset->experts, cols);
     if (o->tokens_given && rows != o->tokens)
-        return usage_error("%s has %" PRId64 " tokens but --tokens is %" PRId32, o->input, rows, o->tokens);
+        return arg_error("%s has %" PRId64 " tokens but --tokens is %" PRId32, o->input, rows, o->tokens);
     o->tokens = (int32_t)rows;
     o->experts = (int32_t)cols;
-    return 0;
+    return logits_type_of(o, &a);
 }
 
 int create_router(session *s) {

@@ -21,7 +21,7 @@
 
 typedef struct session {
     options opt;
-    float *logits;        /* host, [M, E], the fp32 values generated or read */
+    float *logits;        /* host, [M, E], the random fp32 values; NULL with --input */
     void *typed_logits;   /* host, [M, E] in the router's logits_type: what is routed */
     route_fixture route;  /* the router, its parameters as normalized, sizes, bias and map */
     device_arena arena;   /* the fixture's device buffers, on the GPU path */
@@ -32,8 +32,9 @@ typedef struct session {
 
 void session_release(session *s);
 
-/* Takes M and E from the file. Returns 0, EXIT_USAGE when the file
- * contradicts an explicit option, or 1 when it cannot be used. */
+/* Takes M, E and the logits type from the file. Returns 0, EXIT_USAGE
+ * when the file contradicts an option (--dtype, --experts, --tokens, the
+ * preset's experts), or 1 when it cannot be used. */
 int load_input(session *s);
 /* Parameters the library rejects are argument errors of this command. */
 int create_router(session *s);

@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""alphamoe-route's command line on the host reference, no GPU needed (the
+driver is hidden from the library through ALPHAMOE_CUDA_DRIVER, so the
+checks run alike on a GPU machine):
+
+- a preset and an --input file of another expert count are an error;
+- float16, bfloat16 ('<V2', as NumPy saves ml_dtypes.bfloat16) and raw
+  16-bit logits route as the contract says, and --dtype must match them.
+
+    check_cli.py ALPHAMOE_ROUTE
+"""
+import argparse
+import math
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+from npy_files import f32, read_npy, write_npy, write_npy_f32
+
+NO_DRIVER = {'ALPHAMOE_CUDA_DRIVER': '/nonexistent/libcuda.so.1'}
+
+
+class Checker:
+    def __init__(self, exe):
+        self.exe = exe
+        self.failures = []
+        self.checks = 0
+
+    def run(self, args, env=None, timeout=300):
+        full_env = dict(os.environ)
+        full_env.update(NO_DRIVER if env is None else env)
+        p = subprocess.run([self.exe] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=full_env, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def expect(self, ok, what, out=''):
+        self.checks += 1
+        if not ok:
+            self.failures.append(what + ('\n' + out if out else ''))
+        return ok
+
+
+def first_line(text):
+    """The message: usage errors go on with the usage text, which names every option."""
+    lines = text.strip().splitlines()
+    return lines[0] if lines else ''
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def half_bits_to_float(bits):
+    sign = -1.0 if bits & 0x8000 else 1.0
+    exp, frac = (bits >> 10) & 0x1f, bits & 0x3ff
+    if exp == 0:
+        return sign * frac * 2.0 ** -24
+    return sign * (1 + frac / 1024.0) * 2.0 ** (exp - 15)
+
+
+def bf16_bits_to_float(bits):
+    return struct.unpack('<f', struct.pack('<I', bits << 16))[0]
+
+
+def random_rows(rng, m, e):
+    return [[f32(rng.choice([rng.uniform(-8, 8), float(rng.randint(-3, 3))])) for _ in range(e)] for _ in range(m)]
+
+
+def check_llama4(c, what, path, values, extra, want_type):
+    """values: [M][16] as the router sees them (converted exactly)."""
+    out_dir = path + '.out'
+    rc, out, err = c.run(['--preset', 'llama4', '--host', '--repeat', 1, '--input', path, '--output', out_dir] + extra)
+    routing = next((l for l in out.splitlines() if l.startswith('routing:')), '')
+    if not c.expect(rc == 0 and routing.endswith('logits ' + want_type),
+                    '%s: rc %d, routing line "%s" should end in "logits %s"' % (what, rc, routing, want_type),
+                    out + err):
+        return None
+    ids = read_npy(os.path.join(out_dir, 'topk_ids.npy'))
+    weights = read_npy(os.path.join(out_dir, 'topk_weights.npy'))
+    c.expect(len(ids) == len(values), '%s: %d ids for %d tokens' % (what, len(ids), len(values)))
+    for t, row in enumerate(values):
+        best = max(range(len(row)), key=lambda e: (row[e], -e))
+        want = sigmoid(row[best])
+        if not c.expect(ids[t] == best and abs(weights[t] - want) <= 4e-6,
+                        '%s token %d: expert %d weight %.9g; Llama-4 gives expert %d weight %.9g'
+                        % (what, t, ids[t], weights[t], best, want)):
+            break
+    return ids, weights
+
+
+def check_half_inputs(c, rng, tmp):
+    m, e = 300, 16
+    floats = random_rows(rng, m, e)
+    # float16: every row rounded to binary16; the file's patterns are what routes.
+    half = [[struct.unpack('<H', struct.pack('<e', v))[0] for v in row] for row in floats]
+    half_values = [[half_bits_to_float(b) for b in row] for row in half]
+    flat_half = [b for row in half for b in row]
+    p = os.path.join(tmp, 'f16.npy')
+    write_npy(p, '<f2', (m, e), [v for row in half_values for v in row])
+    f16_result = check_llama4(c, "float16 ('<f2')", p, half_values, [], 'f16')
+    p = os.path.join(tmp, 'f16_bits.npy')
+    write_npy(p, '<i2', (m, e), [b - 0x10000 if b >= 0x8000 else b for b in flat_half])
+    c.expect(check_llama4(c, "float16 patterns ('<i2', --dtype f16)", p, half_values, ['--dtype', 'f16'], 'f16')
+             == f16_result, "'<i2' with --dtype f16 routes otherwise than the same values as '<f2'")
+
+    # bfloat16: the upper halves of float32s.
+    bf = [[struct.unpack('<I', struct.pack('<f', v))[0] >> 16 for v in row] for row in floats]
+    bf_values = [[bf16_bits_to_float(b) for b in row] for row in bf]
+    flat_bf = [b for row in bf for b in row]
+    p = os.path.join(tmp, 'bf16.npy')
+    write_npy(p, '<V2', (m, e), flat_bf)
+    bf_result = check_llama4(c, "bfloat16 ('<V2', ml_dtypes)", p, bf_values, [], 'bf16')
+    p = os.path.join(tmp, 'bf16_bits.npy')
+    write_npy(p, '<u2', (m, e), flat_bf)
+    c.expect(check_llama4(c, "bfloat16 patterns ('<u2', --dtype bf16)", p, bf_values, ['--dtype', 'bf16'], 'bf16')
+             == bf_result, "'<u2' with --dtype bf16 routes otherwise than the same values as '<V2'")
+
+    # --dtype must match the file, and raw patterns need it.
+    f32_path = os.path.join(tmp, 'f32.npy')
+    write_npy_f32(f32_path, floats)
+    for path, extra, words in ((os.path.join(tmp, 'f16.npy'), ['--dtype', 'bf16'], ['f16', 'bf16', '--dtype']),
+                               (os.path.join(tmp, 'bf16.npy'), ['--dtype', 'f32'], ['bf16', 'f32', '--dtype']),
+                               (f32_path, ['--dtype', 'f16'], ['f32', 'f16', '--dtype']),
+                               (os.path.join(tmp, 'bf16_bits.npy'), [], ['--dtype bf16', '--dtype f16']),
+                               (os.path.join(tmp, 'bf16_bits.npy'), ['--dtype', 'f32'], ['--dtype bf16'])):
+        rc, out, err = c.run(['--preset', 'llama4', '--host', '--repeat', 1, '--input', path] + extra)
+        err = first_line(err)
+        c.expect(rc == 2 and path in err and all(w in err for w in words),
+                 '%s %s: expected status 2 naming the file and %s, got %d' % (path, extra, words, rc), err)
+    p = os.path.join(tmp, 'f64.npy')
+    write_npy(p, '<f8', (m, e), [v for row in floats for v in row])
+    rc, out, err = c.run(['--preset', 'llama4', '--host', '--repeat', 1, '--input', p])
+    c.expect(rc != 0 and "'<f8'" in err and "'<f2'" in err, 'a float64 file should be refused saying what is read', err)
+
+
+def check_preset_and_input(c, rng, tmp):
+    p = os.path.join(tmp, 'e16.npy')
+    write_npy_f32(p, random_rows(rng, 40, 16))
+    rc, out, err = c.run(['--host', '--repeat', 1, '--preset', 'mixtral', '--input', p])
+    err = first_line(err)
+    c.expect(rc == 2 and p in err and 'mixtral' in err and '16' in err and '--preset' in err,
+             '--preset mixtral with a 16-column file: expected status 2 naming both, got %d' % rc, out + err)
+    rc, out, err = c.run(['--host', '--repeat', 1, '--preset', 'mixtral', '--experts', 16, '--input', p])
+    c.expect(rc == 0 and '40 tokens x 16 experts, top-k 2' in out,
+             '--preset mixtral --experts 16 with a 16-column file should route E = 16', out + err)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument('exe')
+    a = ap.parse_args()
+    seed = int(os.environ.get('ALPHAMOE_TEST_SEED', '0'), 0) or random.randrange(1, 2 ** 32)
+    print('seed %d (ALPHAMOE_TEST_SEED)' % seed)
+    rng = random.Random(seed)
+    c = Checker(a.exe)
+    with tempfile.TemporaryDirectory() as tmp:
+        check_preset_and_input(c, rng, tmp)
+        check_half_inputs(c, rng, tmp)
+    for f in c.failures:
+        print('FAIL:', f)
+    print('%d checks, %d failed' % (c.checks, len(c.failures)))
+    return 1 if c.failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
