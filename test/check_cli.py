@@ -3,11 +3,16 @@
 driver is hidden from the library through ALPHAMOE_CUDA_DRIVER, so the
 checks run alike on a GPU machine):
 
+- without a usable driver the tool says what is missing (no driver, a
+  driver without what the library needs, no device), and refuses the
+  options only a GPU reads (--specialization, --device);
+- a bad --output is reported before any routing;
+- a router the library refuses is reported by the options that set it;
 - a preset and an --input file of another expert count are an error;
 - float16, bfloat16 ('<V2', as NumPy saves ml_dtypes.bfloat16) and raw
   16-bit logits route as the contract says, and --dtype must match them.
 
-    check_cli.py ALPHAMOE_ROUTE
+    check_cli.py ALPHAMOE_ROUTE --stub-driver SO --stub-driver-no-proc SO
 """
 import argparse
 import math
@@ -22,6 +27,9 @@ import tempfile
 from npy_files import f32, read_npy, write_npy, write_npy_f32
 
 NO_DRIVER = {'ALPHAMOE_CUDA_DRIVER': '/nonexistent/libcuda.so.1'}
+# The C fields and flags an error must not be phrased in.
+C_NAMES = ['routed_scaling_factor', 'num_experts', 'top_k', 'block_m', 'max_tokens', 'num_groups', 'topk_groups',
+           'local_expert', 'correction_bias', 'logits_type', 'E=']
 
 
 class Checker:
@@ -64,6 +72,79 @@ def half_bits_to_float(bits):
 
 def bf16_bits_to_float(bits):
     return struct.unpack('<f', struct.pack('<I', bits << 16))[0]
+
+
+def check_no_gpu(c, stub, stub_no_proc):
+    args = ['--preset', 'mixtral', '--tokens', 64, '--repeat', 1]
+    for env, words, why in (
+            (NO_DRIVER, ['no NVIDIA driver', '/nonexistent/libcuda.so.1', 'not found'], 'no driver installed'),
+            ({'ALPHAMOE_CUDA_DRIVER': stub_no_proc}, ['NVIDIA driver', stub_no_proc, 'CUDA 12.0 or newer'],
+             'a driver without cuGetProcAddress_v2'),
+            ({'ALPHAMOE_CUDA_DRIVER': stub, 'STUB_DEVICE_COUNT': '0'}, ['no CUDA device'], 'no device')):
+        rc, out, err = c.run(args, env=env)
+        said = next((l for l in out.splitlines() if 'running the host reference instead' in l), '')
+        c.expect(rc == 0 and 'host reference (CPU)' in out, '%s: the host reference should run' % why, out + err)
+        c.expect(all(w in said for w in words) and 'insufficient' not in said,
+                 '%s: the message should say %s: "%s"' % (why, words, said))
+    # Options only a GPU reads, refused rather than ignored.
+    for extra, flag in ((['--specialization', 'large'], '--specialization'), (['--device', 0], '--device'),
+                        (['--device', 3], '--device')):
+        rc, out, err = c.run(args + extra)
+        err = first_line(err)
+        c.expect(rc == 2 and flag in err and 'no NVIDIA driver' in err and 'time:' not in out,
+                 '%s without a GPU: expected status 2 naming %s and the reason, got %d' % (extra, flag, rc),
+                 out + err)
+    for extra in (['--host', '--specialization', 'tiny'], ['--host', '--device', 0]):
+        rc, out, err = c.run(args + extra)
+        err = first_line(err)
+        c.expect(rc == 2 and extra[1] in err and '--host' in err, '%s: expected status 2 naming both' % extra, err)
+    rc, out, err = c.run(args + ['--specialization', 'auto'])
+    c.expect(rc == 0, '--specialization auto without a GPU should run the host reference', out + err)
+
+
+def check_output_checked_first(c, tmp):
+    a_file = os.path.join(tmp, 'a_file')
+    with open(a_file, 'w') as f:
+        f.write('not a directory\n')
+    bad = [(a_file, 'an existing file'), (os.path.join(tmp, 'missing', 'out'), 'a directory under a missing one')]
+    if os.geteuid() != 0:  # root may write anywhere
+        read_only = os.path.join(tmp, 'read_only')
+        os.mkdir(read_only, 0o500)
+        bad.append((read_only, 'a read-only directory'))
+    for path, why in bad:
+        rc, out, err = c.run(['--host', '--tokens', 256, '--repeat', 1, '--output', path])
+        c.expect(rc != 0 and '--output' in err and path in err and 'time:' not in out and 'shape:' not in out,
+                 '--output %s (%s): expected a failure naming --output before any routing, got %d' % (path, why, rc),
+                 out + err)
+    good = os.path.join(tmp, 'made')
+    rc, out, err = c.run(['--host', '--tokens', 16, '--repeat', 1, '--output', good])
+    c.expect(rc == 0 and os.path.isfile(os.path.join(good, 'topk_ids.npy')), '--output into a new directory failed',
+             out + err)
+
+
+def check_flag_errors(c):
+    cases = [
+        (['--scale', '-1'], ['--scale']),
+        (['--scale', 'inf'], ['--scale']),
+        (['--top-k', 17], ['--top-k']),
+        (['--preset', 'mixtral', '--top-k', 9], ['--top-k']),
+        (['--block-m', 300], ['--block-m']),
+        (['--experts', 600], ['--experts']),
+        (['--groups', 3], ['--groups']),
+        (['--preset', 'deepseek-v3', '--topk-groups', 9], ['--topk-groups']),
+        (['--shared', '--top-k', 1], ['--shared']),
+        (['--bias'], ['--bias', 'sigmoid']),
+        (['--preset', 'deepseek-v3', '--scoring', 'softmax'], ['--scoring', 'deepseek-v3']),
+        (['--ep-range', '500:100'], ['--ep-range']),
+        (['--ep-map-random', 600], ['--ep-map-random']),
+        (['--tokens', 2147483647], ['--tokens']),
+    ]
+    for args, flags in cases:
+        rc, out, err = c.run(['--host', '--repeat', 1] + args)
+        err = first_line(err)
+        named = [n for n in C_NAMES if n in err]
+        c.expect(rc == 2 and all(f in err for f in flags) and not named,
+                 '%s: expected status 2 naming %s and no C field (found %s), got %d' % (args, flags, named, rc), err)
 
 
 def random_rows(rng, m, e):
@@ -152,12 +233,17 @@ def check_preset_and_input(c, rng, tmp):
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument('exe')
+    ap.add_argument('--stub-driver', required=True)
+    ap.add_argument('--stub-driver-no-proc', required=True)
     a = ap.parse_args()
     seed = int(os.environ.get('ALPHAMOE_TEST_SEED', '0'), 0) or random.randrange(1, 2 ** 32)
     print('seed %d (ALPHAMOE_TEST_SEED)' % seed)
     rng = random.Random(seed)
     c = Checker(a.exe)
     with tempfile.TemporaryDirectory() as tmp:
+        check_no_gpu(c, a.stub_driver, a.stub_driver_no_proc)
+        check_output_checked_first(c, tmp)
+        check_flag_errors(c)
         check_preset_and_input(c, rng, tmp)
         check_half_inputs(c, rng, tmp)
     for f in c.failures:

@@ -1,6 +1,7 @@
 #include "cli_options.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,11 +53,11 @@ void print_usage(FILE *f) {
             "                        or f16\n"
             "  --output DIR          write topk_ids, topk_weights, sorted_token_ids, expert_ids,\n"
             "                        expert_counts and expert_offsets as .npy files into DIR\n"
-            "  --specialization S    auto (default), tiny, small or large (GPU only)\n"
+            "  --specialization S    auto (default), tiny, small or large (needs a GPU)\n"
             "  --host                run the CPU reference even when a GPU is present (also\n"
             "                        used for flavours the GPU kernels do not implement)\n"
             "  --repeat N            timed calls (default 100)\n"
-            "  --device N            CUDA device ordinal (default 0)\n"
+            "  --device N            CUDA device ordinal (default 0; needs a GPU)\n"
             "  --help                show this text\n");
 }
 
@@ -181,7 +182,10 @@ static int apply_valued_option(options *o, const char *name, const char *value) 
     }
     if (strcmp(name, "--block-m") == 0) return set_int(name, value, 1, INT32_MAX, &o->block_m);
     if (strcmp(name, "--repeat") == 0) return set_int(name, value, 1, 10000000, &o->repeat);
-    if (strcmp(name, "--device") == 0) return set_int(name, value, 0, INT32_MAX, &o->device);
+    if (strcmp(name, "--device") == 0) {
+        o->device_given = true;
+        return set_int(name, value, 0, INT32_MAX, &o->device);
+    }
     if (strcmp(name, "--seed") == 0)
         return parse_u64(value, &o->seed) ? 0 : usage_error("--seed: '%s' is not an unsigned integer", value);
     if (strcmp(name, "--input") == 0) {
@@ -224,6 +228,18 @@ static bool takes_value(const char *name) {
     return false;
 }
 
+/* Options that contradict each other, whatever the machine. */
+static int check_combination(const options *o) {
+    if (o->ep_range && o->ep_map_count > 0)
+        return usage_error("--ep-range and --ep-map-random both choose the local experts: give one of them");
+    if (o->host && o->specialization != ALPHAMOE_SPECIALIZATION_AUTO)
+        return usage_error("--specialization chooses a GPU kernel, and --host runs the CPU reference: give one of "
+                           "them");
+    if (o->host && o->device_given)
+        return usage_error("--device chooses a GPU, and --host runs the CPU reference: give one of them");
+    return 0;
+}
+
 int parse_args(int argc, char **argv, options *o) {
     for (int i = 1; i < argc; ++i) {
         char name[64];
@@ -247,9 +263,7 @@ int parse_args(int argc, char **argv, options *o) {
         const int rc = apply_valued_option(o, name, value);
         if (rc != 0) return rc;
     }
-    if (o->ep_range && o->ep_map_count > 0)
-        return usage_error("--ep-range and --ep-map-random both choose the local experts: give one of them");
-    return 0;
+    return check_combination(o);
 }
 
 void default_options(options *o) {
@@ -298,4 +312,83 @@ alphamoe_params options_params(const options *o) {
         p.local_expert_count = o->ep_map_count;
     }
     return p;
+}
+
+/* "--top-k 20" when the option was given, else "top-k 10 (preset
+ * qwen3-next)": the value the router got, named as the user can change it. */
+static const char *origin(char *buf, size_t size, bool given, const char *flag, const char *value,
+                          const options *o) {
+    if (given) snprintf(buf, size, "%s %s", flag, value);
+    else snprintf(buf, size, "%s %s (preset %s)", flag + 2, value, o->preset->name);
+    return buf;
+}
+
+/* The status's name: its message up to the colon, which goes on to name
+ * the C fields. */
+static void status_name(alphamoe_status status, char *buf, size_t size) {
+    const char *text = alphamoe_status_string(status);
+    const char *colon = strchr(text, ':');
+    const size_t n = colon ? (size_t)(colon - text) : strlen(text);
+    snprintf(buf, size, "%.*s", (int)(n < size ? n : size - 1), text);
+}
+
+int params_error(const options *o, const alphamoe_params *p, alphamoe_status status) {
+    char name[64], a[160], b[160], v[32];
+    status_name(status, name, sizeof(name));
+    const int32_t E = p->num_experts;
+    switch (status) {
+    case ALPHAMOE_ERROR_NUM_EXPERTS:
+        if (o->input) return arg_error("%s has %" PRId32 " experts per row: at most 512 (%s)", o->input, E, name);
+        return arg_error("--experts %" PRId32 ": the experts must number 1 to 512 (%s)", E, name);
+    case ALPHAMOE_ERROR_TOP_K:
+        snprintf(v, sizeof(v), "%" PRId32, p->top_k);
+        return arg_error("%s with %" PRId32 " experts: top-k must be in [1, min(experts, 16)] (%s)",
+                         origin(a, sizeof(a), o->top_k != 0, "--top-k", v, o), E, name);
+    case ALPHAMOE_ERROR_BLOCK_M:
+        return arg_error("--block-m %" PRId32 ": must be in [1, 256] (%s)", p->block_m, name);
+    case ALPHAMOE_ERROR_MAX_TOKENS:
+        return arg_error("%s%" PRId32 " tokens with top-k %" PRId32 " and --block-m %" PRId32
+                         ": the plan must fit int32 (tokens x top-k, and the plan padded to blocks, at most "
+                         "2^31 - 1) (%s)",
+                         o->input ? "" : "--tokens: ", p->max_tokens, p->top_k, p->block_m, name);
+    case ALPHAMOE_ERROR_SHARED_EXPERT:
+        return arg_error("--shared needs top-k >= 2, softmax scoring and no expert groups; here top-k %" PRId32
+                         ", %s scoring, %" PRId32 " group(s) (%s)",
+                         p->top_k, p->scoring == ALPHAMOE_SCORING_SIGMOID ? "sigmoid" : "softmax",
+                         p->num_groups > 1 ? p->num_groups : 1, name);
+    case ALPHAMOE_ERROR_SCORING:
+        if (o->bias > 0) snprintf(a, sizeof(a), "--bias");
+        else snprintf(a, sizeof(a), "the correction bias of preset %s", o->preset->name);
+        if (o->scoring >= 0) snprintf(b, sizeof(b), "--scoring softmax");
+        else snprintf(b, sizeof(b), "the softmax of preset %s (give --scoring sigmoid)", o->preset->name);
+        return arg_error("%s needs sigmoid scoring, not %s (%s)", a, b, name);
+    case ALPHAMOE_ERROR_LOGITS_TYPE:
+        return arg_error("--dtype: %" PRId32 " is not a logits type (%s)", p->logits_type, name);
+    case ALPHAMOE_ERROR_GROUPS:
+        snprintf(v, sizeof(v), "%" PRId32, p->num_groups);
+        origin(a, sizeof(a), o->groups >= 0, "--groups", v, o);
+        snprintf(v, sizeof(v), "%" PRId32, p->topk_groups);
+        if (o->topk_groups < 0 && o->groups >= 0) snprintf(b, sizeof(b), "all kept");
+        else origin(b, sizeof(b), o->topk_groups >= 0, "--topk-groups", v, o);
+        return arg_error("%s, %s, top-k %" PRId32 ", %" PRId32 " experts: the groups must divide the experts, "
+                         "--topk-groups must be at most --groups (0: all), and the kept groups must hold at "
+                         "least top-k experts (%s)",
+                         a, b, p->top_k, E, name);
+    case ALPHAMOE_ERROR_SCALING_FACTOR:
+        snprintf(v, sizeof(v), "%g", (double)p->routed_scaling_factor);
+        return arg_error("%s: the routed scaling factor must be finite and > 0 (%s)",
+                         origin(a, sizeof(a), o->scale_given, "--scale", v, o), name);
+    case ALPHAMOE_ERROR_EXPERT_PARALLEL:
+        if (o->ep_range)
+            return arg_error("--ep-range %" PRId32 ":%" PRId32 " with %" PRId32
+                             " experts: the local experts [BEGIN, BEGIN+COUNT) must lie inside [0, %" PRId32
+                             ") (%s)",
+                             o->ep_begin, o->ep_count, E, E, name);
+        return arg_error("--ep-map-random: %" PRId32 " local experts with %" PRId32 " experts: the count must be in "
+                         "[1, %" PRId32 "] (%s)",
+                         o->ep_map_count, E, E, name);
+    default:
+        /* Statuses no option of this command can cause. */
+        return arg_error("the router refused its parameters: %s", alphamoe_status_string(status));
+    }
 }

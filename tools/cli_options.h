@@ -44,6 +44,7 @@ typedef struct options {
     bool host;
     int32_t repeat;
     int32_t device;
+    bool device_given;
 } options;
 
 void default_options(options *o);
@@ -67,5 +68,10 @@ int arg_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
 
 /* The router's parameters: the preset's, with the options over them. */
 alphamoe_params options_params(const options *o);
+
+/* Says which options gave the parameters p that alphamoe_router_create
+ * refused with `status`, and what they must satisfy, in the command's
+ * terms; returns EXIT_USAGE. */
+int params_error(const options *o, const alphamoe_params *p, alphamoe_status status);
 
 #endif

@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "npy.h"
 
@@ -77,13 +79,20 @@ int print_load(const session *s, const output_set *r) {
     return 0;
 }
 
-static int ensure_directory(const char *dir) {
-    if (mkdir(dir, 0777) == 0) return 0;
+int prepare_output_dir(const char *dir) {
     struct stat st;
-    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
-    fprintf(stderr, PROG ": cannot create output directory %s: %s\n", dir,
-            errno == EEXIST ? "exists and is not a directory" : strerror(errno));
-    return -1;
+    const bool created = mkdir(dir, 0777) == 0;
+    const int why = errno;
+    if (!created && !(why == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+        fprintf(stderr, PROG ": --output %s: cannot create the directory: %s\n", dir,
+                why == EEXIST ? "a file of that name exists" : strerror(why));
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, PROG ": --output %s: the directory is not writable: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int write_one(const char *dir, const char *name, npy_dtype dtype, const void *data, int ndim,
@@ -107,7 +116,6 @@ int write_outputs(const session *s, const output_set *r) {
     const char *dir = s->opt.output;
     const int64_t M = s->opt.tokens, k = s->route.params.top_k, E = plan_experts(s);
     const int64_t live = *r->num_tokens_post_padded;
-    if (ensure_directory(dir) != 0) return -1;
     if (write_one(dir, "topk_ids", NPY_DTYPE_INT32, r->topk_ids, 2, M, k) != 0 ||
         write_one(dir, "topk_weights", NPY_DTYPE_FLOAT32, r->topk_weights, 2, M, k) != 0 ||
         write_one(dir, "sorted_token_ids", NPY_DTYPE_INT32, r->sorted_token_ids, 1, live, 0) != 0 ||

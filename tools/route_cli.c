@@ -64,9 +64,7 @@ static void print_shape(const session *s) {
 }
 
 static int run_host_path(session *s) {
-    printf("specialization: none (CPU reference)%s\n",
-           s->opt.specialization != ALPHAMOE_SPECIALIZATION_AUTO ? "; --specialization applies to the GPU only"
-                                                                 : "");
+    printf("specialization: none (CPU reference)\n");
     for (int32_t i = 0; i < s->opt.repeat; ++i) {
         const double t0 = now_us();
         if (route_reference(s) != 0) return -1;
@@ -93,15 +91,18 @@ static void print_header(const session *s, const gpu_probe *probe) {
     print_shape(s);
 }
 
-/* Fills the session up to the point where routing can start. */
+/* Reads the files and creates the router: every argument checked before
+ * any long work starts. */
 static int prepare(session *s) {
     int rc = 0;
-    if (s->opt.input) {
-        rc = load_input(s);
-        if (rc != 0) return rc;
-    }
+    if (s->opt.output && prepare_output_dir(s->opt.output) != 0) return 1;
+    if (s->opt.input && (rc = load_input(s)) != 0) return rc;
     rc = create_router(s);
-    if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
+    return rc == 0 || rc == EXIT_USAGE ? rc : 1;
+}
+
+/* The inputs and the host outputs. */
+static int allocate(session *s) {
     if (make_inputs(s) != 0) return 1;
     s->samples = malloc((size_t)s->opt.repeat * sizeof(double));
     if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->route.sizes, SESSION_OUTPUTS, 0) != 0) {
@@ -111,16 +112,28 @@ static int prepare(session *s) {
     return 0;
 }
 
+/* Options that only a GPU run reads are refused rather than ignored. */
+static int refuse_gpu_options(const session *s, const char *why) {
+    if (s->opt.specialization != ALPHAMOE_SPECIALIZATION_AUTO) {
+        const char *name = alphamoe_specialization_name(s->opt.specialization);
+        return arg_error("--specialization %s chooses a GPU kernel, and there is none to run: %s", name ? name : "",
+                         why);
+    }
+    if (s->opt.device_given)
+        return arg_error("--device %" PRId32 " chooses a GPU, and there is none to run: %s", s->opt.device, why);
+    return 0;
+}
+
 static int choose_path(const session *s, gpu_probe *probe) {
     memset(probe, 0, sizeof(*probe));
-    if (s->opt.host) return 0;
-    const int rc = probe_gpu(s->opt.device, probe);
+    if (s->opt.host) return 0; /* --host with GPU options is refused by parse_args */
+    int rc = probe_gpu(s->opt.device, probe);
     if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
     const bool device_found = probe->usable;
     if (check_gpu_flavour(s, probe) != 0) return 1;
-    if (!probe->usable)
-        printf(PROG ": %s%s; running the host reference instead\n", device_found ? "" : "no usable GPU: ",
-               probe->why);
+    if (probe->usable) return 0;
+    if ((rc = refuse_gpu_options(s, probe->why)) != 0) return rc;
+    printf(PROG ": %s%s; running the host reference instead\n", device_found ? "" : "no usable GPU: ", probe->why);
     return 0;
 }
 
@@ -128,8 +141,8 @@ static int run(session *s) {
     int rc = prepare(s);
     if (rc != 0) return rc;
     gpu_probe probe;
-    rc = choose_path(s, &probe);
-    if (rc != 0) return rc;
+    if ((rc = choose_path(s, &probe)) != 0) return rc;
+    if ((rc = allocate(s)) != 0) return rc;
     print_header(s, &probe);
 
     const output_set *shown = &s->reference;

@@ -88,10 +88,7 @@ int create_router(session *s) {
         fprintf(stderr, PROG ": out of host memory\n");
         return 1;
     }
-    if (st != ALPHAMOE_OK)
-        return usage_error("invalid routing parameters (E=%" PRId32 ", k=%" PRId32 ", block_m=%" PRId32
-                           ", M=%" PRId32 "): %s",
-                           p.num_experts, p.top_k, p.block_m, p.max_tokens, alphamoe_status_string(st));
+    if (st != ALPHAMOE_OK) return params_error(&s->opt, &p, st);
     return 0;
 }
 
