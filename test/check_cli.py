@@ -10,7 +10,9 @@ checks run alike on a GPU machine):
 - a router the library refuses is reported by the options that set it;
 - a preset and an --input file of another expert count are an error;
 - float16, bfloat16 ('<V2', as NumPy saves ml_dtypes.bfloat16) and raw
-  16-bit logits route as the contract says, and --dtype must match them.
+  16-bit logits route as the contract says, and --dtype must match them;
+- --bias FILE.npy and --expert-map FILE.npy are checked, used, and saved by
+  --output with the random ones, so a run replays.
 
     check_cli.py ALPHAMOE_ROUTE --stub-driver SO --stub-driver-no-proc SO
 """
@@ -230,6 +232,148 @@ def check_preset_and_input(c, rng, tmp):
              '--preset mixtral --experts 16 with a 16-column file should route E = 16', out + err)
 
 
+def glm_rows(rng, m, e):
+    """Each row a permutation of e logits 0.05 apart: sigmoids far apart."""
+    grid = [f32(-4.0 + 8.0 * i / (e - 1)) for i in range(e)]
+    rows = []
+    for _ in range(m):
+        row = grid[:]
+        rng.shuffle(row)
+        rows.append(row)
+    return rows
+
+
+def expected_glm(rows, bias, k=8, scale=2.5):
+    """GLM-4.5's router (sigmoid, bias, top-k, renormalized, scaled) in float64."""
+    ids, weights = [], []
+    for row in rows:
+        s = [sigmoid(v) for v in row]
+        chosen = sorted(range(len(row)), key=lambda e: (-(s[e] + bias[e]), e))[:k]
+        total = sum(s[e] for e in chosen)
+        ids += chosen
+        weights += [s[e] / total * scale for e in chosen]
+    return ids, weights
+
+
+def same_route(c, what, out_dir, ids, weights, tolerance):
+    got_ids = read_npy(os.path.join(out_dir, 'topk_ids.npy'))
+    got_w = read_npy(os.path.join(out_dir, 'topk_weights.npy'))
+    bad = next((i for i in range(len(ids)) if got_ids[i] != ids[i] or abs(got_w[i] - weights[i]) > tolerance), None)
+    return c.expect(len(got_ids) == len(ids) and bad is None,
+                    '%s: pair %s is expert %s weight %s, expected %s and %s'
+                    % (what, bad, got_ids[bad] if bad is not None else '-', got_w[bad] if bad is not None else '-',
+                       ids[bad] if bad is not None else '-', weights[bad] if bad is not None else '-'))
+
+
+def check_bias_and_map(c, rng, tmp):
+    m, e, k = 100, 160, 8
+    rows = glm_rows(rng, m, e)
+    logits = os.path.join(tmp, 'glm.npy')
+    write_npy_f32(logits, rows)
+    # 12 experts lifted by 1 choose every token's 8 among themselves, by
+    # their sigmoid: nothing a random bias in [-0.1, 0.1) would do.
+    lifted = set(rng.sample(range(e), 12))
+    bias = [1.0 if i in lifted else f32(-rng.uniform(0.001, 0.1)) for i in range(e)]
+    bias_path = os.path.join(tmp, 'bias.npy')
+    write_npy(bias_path, '<f4', (e,), bias)
+    want_ids, want_w = expected_glm(rows, bias)
+    out1 = os.path.join(tmp, 'bias_out')
+    base = ['--preset', 'glm-4.5', '--host', '--repeat', 1, '--input', logits]
+    rc, out, err = c.run(base + ['--bias', bias_path, '--output', out1])
+    if c.expect(rc == 0 and bias_path in out,
+                '--bias %s: rc %d, or the routing line does not name it' % (bias_path, rc), out + err):
+        same_route(c, '--bias FILE', out1, want_ids, want_w, 4e-6 * 2.5)
+        c.expect(read_npy(os.path.join(out1, 'correction_bias.npy')) == bias,
+                 '--output did not save the bias of --bias FILE')
+    rc, out, err = c.run(base + ['--bias=' + bias_path, '--output', out1])
+    c.expect(rc == 0, '--bias=FILE: rc %d' % rc, err)
+
+    # A random bias is saved, and replays the run with another seed.
+    out2, out3 = os.path.join(tmp, 'random_bias'), os.path.join(tmp, 'replayed')
+    rc, out, err = c.run(base + ['--seed', 7, '--output', out2])
+    saved = os.path.join(out2, 'correction_bias.npy')
+    if c.expect(rc == 0 and os.path.isfile(saved), 'a random bias was not saved by --output', out + err):
+        random_bias = read_npy(saved)
+        c.expect(len(random_bias) == e and all(-0.1 <= b < 0.1 for b in random_bias),
+                 'the saved random bias is not %d values in [-0.1, 0.1)' % e)
+        ids, weights = expected_glm(rows, random_bias)
+        same_route(c, 'the saved random bias', out2, ids, weights, 4e-6 * 2.5)
+        rc, out, err = c.run(base + ['--seed', 8, '--bias', saved, '--output', out3])
+        replayed = all(read_npy(os.path.join(out3, name)) == read_npy(os.path.join(out2, name))
+                       for name in ('topk_ids.npy', 'topk_weights.npy', 'sorted_token_ids.npy'))
+        c.expect(rc == 0 and replayed, 'routing again with the saved bias did not replay the run', out + err)
+
+    # An expert map: 40 local experts in a random order, -1 elsewhere.
+    local = rng.sample(range(e), 40)
+    expert_map = [-1] * e
+    for i, g in enumerate(local):
+        expert_map[g] = i
+    for descr in ('<i4', '<i8'):
+        map_path = os.path.join(tmp, 'map%s.npy' % descr[1:])
+        write_npy(map_path, descr, (e,), expert_map)
+        out4 = os.path.join(tmp, 'map_out' + descr[1:])
+        rc, out, err = c.run(base + ['--bias', bias_path, '--expert-map', map_path, '--output', out4])
+        if not c.expect(rc == 0 and 'expert map of 40 local experts from ' + map_path in out,
+                        '--expert-map %s: rc %d, or the map is not named' % (map_path, rc), out + err):
+            continue
+        same_route(c, '--expert-map', out4, want_ids, want_w, 4e-6 * 2.5)
+        counts = read_npy(os.path.join(out4, 'expert_counts.npy'))
+        want = [0] * 40
+        for g in want_ids:
+            if expert_map[g] >= 0:
+                want[expert_map[g]] += 1
+        c.expect(counts == want, '--expert-map %s: expert_counts %s, the map gives %s' % (descr, counts, want))
+        c.expect(read_npy(os.path.join(out4, 'expert_map.npy')) == expert_map, '--output did not save the map')
+    # A random map is saved, and is the one the plan used.
+    out5 = os.path.join(tmp, 'random_map')
+    rc, out, err = c.run(base + ['--ep-map-random', 24, '--output', out5])
+    if c.expect(rc == 0 and os.path.isfile(os.path.join(out5, 'expert_map.npy')), 'a random map was not saved',
+                out + err):
+        saved_map = read_npy(os.path.join(out5, 'expert_map.npy'))
+        ids = read_npy(os.path.join(out5, 'topk_ids.npy'))
+        want = [0] * 24
+        for g in ids:
+            if saved_map[g] >= 0:
+                want[saved_map[g]] += 1
+        c.expect(sorted(v for v in saved_map if v >= 0) == list(range(24)) and
+                 read_npy(os.path.join(out5, 'expert_counts.npy')) == want,
+                 'the saved random map is not 24 local experts, or not the one the plan used')
+
+    # Files that cannot be a bias or a map.
+    bad = os.path.join(tmp, 'bad.npy')
+    cases = [
+        ('--bias', '<f4', (e - 1,), [0.0] * (e - 1), ['shape (%d,)' % e]),
+        ('--bias', '<f4', (1, e), [0.0] * e, ['shape (%d,)' % e]),
+        ('--bias', '<f8', (e,), [0.0] * e, ["'<f8'", 'float32']),
+        ('--bias', '<f4', (e,), [0.0] * 5 + [float('nan')] + [0.0] * (e - 6), ['[5]', 'finite']),
+        ('--bias', '<f4', (e,), [0.0] * 3 + [float('inf')] + [0.0] * (e - 4), ['[3]', 'finite']),
+        ('--expert-map', '<i4', (e + 1,), [-1] * (e + 1), ['shape (%d,)' % e]),
+        ('--expert-map', '<f4', (e,), [-1.0] * e, ["'<f4'", 'int32']),
+        ('--expert-map', '<i4', (e,), [-1] * 7 + [e] + [-1] * (e - 8), ['[7]', str(e)]),
+        ('--expert-map', '<i4', (e,), [-1] * 9 + [-2] + [-1] * (e - 10), ['[9]', '-2']),
+        ('--expert-map', '<i8', (e,), [2 ** 40] + [-1] * (e - 1), ['[0]']),
+        ('--expert-map', '<i4', (e,), [0, 1, 2, 1] + [-1] * (e - 4), ['[1]', '[3]']),
+        ('--expert-map', '<i4', (e,), [-1] * e, ['no local experts']),
+    ]
+    for flag, descr, shape, values, words in cases:
+        write_npy(bad, descr, shape, values)
+        rc, out, err = c.run(base + [flag, bad])
+        err = first_line(err)
+        c.expect(rc == 2 and bad in err and all(w in err for w in words) and 'time:' not in out,
+                 '%s with %s %s: expected status 2 naming the file and %s, got %d' % (flag, descr, shape, words, rc),
+                 err)
+    map_path = os.path.join(tmp, 'mapi4.npy')
+    for extra in (['--ep-range', '0:8'], ['--ep-map-random', 8]):
+        rc, out, err = c.run(base + ['--expert-map', map_path] + extra)
+        err = first_line(err)
+        c.expect(rc == 2 and '--expert-map' in err and extra[0] in err,
+                 '--expert-map with %s: expected status 2 naming both' % extra[0], err)
+    rc, out, err = c.run(base + ['--no-bias', '--bias', bias_path, '--scoring', 'softmax'])
+    err = first_line(err)
+    c.expect(rc == 2 and '--bias ' + bias_path in err and '--scoring' in err,
+             '--bias FILE with softmax scoring: expected status 2 naming both', err)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument('exe')
@@ -246,6 +390,7 @@ def main() -> int:
         check_flag_errors(c)
         check_preset_and_input(c, rng, tmp)
         check_half_inputs(c, rng, tmp)
+        check_bias_and_map(c, rng, tmp)
     for f in c.failures:
         print('FAIL:', f)
     print('%d checks, %d failed' % (c.checks, len(c.failures)))

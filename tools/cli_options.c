@@ -31,7 +31,9 @@ void print_usage(FILE *f) {
             "  --experts N           number of experts E (overrides the preset)\n"
             "  --top-k K             experts per token k (overrides the preset)\n"
             "  --scoring S           softmax or sigmoid (overrides the preset)\n"
-            "  --bias, --no-bias     a random correction bias (sigmoid scoring; seeded by --seed)\n"
+            "  --bias [FILE.npy]     a correction bias (sigmoid scoring): float32 [E] from the\n"
+            "                        file, else random in [-0.1, 0.1) from --seed\n"
+            "  --no-bias             no correction bias\n"
             "  --no-renormalize, --renormalize\n"
             "                        weights renormalized over the chosen experts or not\n"
             "  --scale F             routed scaling factor multiplying every weight\n"
@@ -41,18 +43,22 @@ void print_usage(FILE *f) {
             "                        file's type, which --dtype must match\n"
             "  --ep-range B:C        expert parallelism: local experts [B, B+C)\n"
             "  --ep-map-random C     expert parallelism: C random local experts by an expert map\n"
+            "  --expert-map FILE.npy expert parallelism by the expert map in the file: int32 (or\n"
+            "                        int64) [E], each entry -1 or a distinct local id; the local\n"
+            "                        experts are 0 to the largest id\n"
             "  --tokens M            tokens in the batch (default 128)\n"
             "  --block-m B           rows per expert block of the plan (default 16)\n"
             "  --shared              slot k-1 is always the shared expert E-1\n"
             "  --tail-fill           fill the plan past its live length up to capacity\n"
-            "  --seed S              seed of the random logits (default 1)\n"
+            "  --seed S              seed of the random logits, bias and map (default 1)\n"
             "  --input FILE.npy      logits [M, E], M and E from the file: float32 ('<f4'),\n"
             "                        float16 ('<f2'), bfloat16 ('<V2', as NumPy saves an\n"
             "                        ml_dtypes.bfloat16 array), or 16-bit patterns ('<u2' or\n"
             "                        '<i2', e.g. torch's x.view(torch.int16)) with --dtype bf16\n"
             "                        or f16\n"
             "  --output DIR          write topk_ids, topk_weights, sorted_token_ids, expert_ids,\n"
-            "                        expert_counts and expert_offsets as .npy files into DIR\n"
+            "                        expert_counts and expert_offsets as .npy files into DIR,\n"
+            "                        and the correction_bias and expert_map used, if any\n"
             "  --specialization S    auto (default), tiny, small or large (needs a GPU)\n"
             "  --host                run the CPU reference even when a GPU is present (also\n"
             "                        used for flavours the GPU kernels do not implement)\n"
@@ -168,7 +174,14 @@ static int apply_valued_option(options *o, const char *name, const char *value) 
         o->ep_range = true;
         return parse_range(value, &o->ep_begin, &o->ep_count);
     }
-    if (strcmp(name, "--ep-map-random") == 0) return set_int(name, value, 1, INT32_MAX, &o->ep_map_count);
+    if (strcmp(name, "--ep-map-random") == 0) {
+        o->ep_map_random = true;
+        return set_int(name, value, 1, INT32_MAX, &o->ep_map_count);
+    }
+    if (strcmp(name, "--expert-map") == 0) {
+        o->map_file = value;
+        return 0;
+    }
     if (strcmp(name, "--preset") == 0) {
         o->preset_given = true;
         o->preset = preset_find(value);
@@ -210,8 +223,10 @@ static int apply_flag_option(options *o, const char *name) {
     if (strcmp(name, "--shared") == 0) o->flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
     else if (strcmp(name, "--tail-fill") == 0) o->flags |= ALPHAMOE_FLAG_TAIL_FILL;
     else if (strcmp(name, "--host") == 0) o->host = true;
-    else if (strcmp(name, "--bias") == 0) o->bias = 1;
-    else if (strcmp(name, "--no-bias") == 0) o->bias = 0;
+    else if (strcmp(name, "--no-bias") == 0) {
+        o->bias = 0;
+        o->bias_file = NULL;
+    }
     else if (strcmp(name, "--renormalize") == 0) o->renormalize = 1;
     else if (strcmp(name, "--no-renormalize") == 0) o->renormalize = 0;
     else return 0;
@@ -222,7 +237,8 @@ static bool takes_value(const char *name) {
     static const char *const valued[] = {"--preset", "--experts", "--top-k", "--tokens", "--block-m",
                                          "--seed", "--input", "--output", "--specialization",
                                          "--repeat", "--device", "--scoring", "--dtype", "--scale",
-                                         "--groups", "--topk-groups", "--ep-range", "--ep-map-random"};
+                                         "--groups", "--topk-groups", "--ep-range", "--ep-map-random",
+                                         "--expert-map"};
     for (size_t i = 0; i < sizeof(valued) / sizeof(valued[0]); ++i)
         if (strcmp(valued[i], name) == 0) return true;
     return false;
@@ -230,8 +246,10 @@ static bool takes_value(const char *name) {
 
 /* Options that contradict each other, whatever the machine. */
 static int check_combination(const options *o) {
-    if (o->ep_range && o->ep_map_count > 0)
-        return usage_error("--ep-range and --ep-map-random both choose the local experts: give one of them");
+    const int chosen = o->ep_range + o->ep_map_random + (o->map_file != NULL);
+    if (chosen > 1)
+        return usage_error("--ep-range, --ep-map-random and --expert-map all choose the local experts: give one "
+                           "of them");
     if (o->host && o->specialization != ALPHAMOE_SPECIALIZATION_AUTO)
         return usage_error("--specialization chooses a GPU kernel, and --host runs the CPU reference: give one of "
                            "them");
@@ -247,6 +265,15 @@ int parse_args(int argc, char **argv, options *o) {
         const char *value = NULL;
         if (!option_split(arg, name, sizeof(name), &value)) return usage_error("unknown option '%s'", arg);
 
+        if (strcmp(name, "--bias") == 0) {
+            /* The file is optional; the command takes no other operand, so
+             * a following word that is not an option can only be it. */
+            if (value == NULL && i + 1 < argc && argv[i + 1][0] != '-') value = argv[++i];
+            if (value != NULL && value[0] == '\0') return usage_error("--bias=: the file name is empty");
+            o->bias = 1;
+            o->bias_file = value;
+            continue;
+        }
         const int flag = apply_flag_option(o, name);
         if (flag < 0) return PARSE_HELP;
         if (flag > 0) {
@@ -307,7 +334,7 @@ alphamoe_params options_params(const options *o) {
     if (o->ep_range) {
         p.local_expert_begin = o->ep_begin;
         p.local_expert_count = o->ep_count;
-    } else if (o->ep_map_count > 0) {
+    } else if (o->ep_map_count > 0) { /* random or from --expert-map */
         p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
         p.local_expert_count = o->ep_map_count;
     }
@@ -357,7 +384,8 @@ int params_error(const options *o, const alphamoe_params *p, alphamoe_status sta
                          p->top_k, p->scoring == ALPHAMOE_SCORING_SIGMOID ? "sigmoid" : "softmax",
                          p->num_groups > 1 ? p->num_groups : 1, name);
     case ALPHAMOE_ERROR_SCORING:
-        if (o->bias > 0) snprintf(a, sizeof(a), "--bias");
+        if (o->bias > 0)
+            snprintf(a, sizeof(a), "--bias%s%s", o->bias_file ? " " : "", o->bias_file ? o->bias_file : "");
         else snprintf(a, sizeof(a), "the correction bias of preset %s", o->preset->name);
         if (o->scoring >= 0) snprintf(b, sizeof(b), "--scoring softmax");
         else snprintf(b, sizeof(b), "the softmax of preset %s (give --scoring sigmoid)", o->preset->name);
@@ -384,9 +412,9 @@ int params_error(const options *o, const alphamoe_params *p, alphamoe_status sta
                              " experts: the local experts [BEGIN, BEGIN+COUNT) must lie inside [0, %" PRId32
                              ") (%s)",
                              o->ep_begin, o->ep_count, E, E, name);
-        return arg_error("--ep-map-random: %" PRId32 " local experts with %" PRId32 " experts: the count must be in "
-                         "[1, %" PRId32 "] (%s)",
-                         o->ep_map_count, E, E, name);
+        return arg_error("%s %" PRId32 " local experts with %" PRId32 " experts: the count must be in [1, %" PRId32
+                         "] (%s)",
+                         o->map_file ? "--expert-map:" : "--ep-map-random:", o->ep_map_count, E, E, name);
     default:
         /* Statuses no option of this command can cause. */
         return arg_error("the router refused its parameters: %s", alphamoe_status_string(status));

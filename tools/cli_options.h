@@ -23,6 +23,7 @@ typedef struct options {
     int32_t top_k;   /* 0: the preset's */
     int32_t scoring;     /* -1: the preset's */
     int bias;            /* -1: the preset's, else 0 or 1 */
+    const char *bias_file; /* --bias FILE.npy; NULL: a random bias where one is used */
     int renormalize;     /* -1: the preset's, else 0 or 1 */
     bool scale_given;    /* false: the preset's */
     float scale;
@@ -32,7 +33,9 @@ typedef struct options {
     bool dtype_given;
     bool ep_range;       /* --ep-range BEGIN:COUNT */
     int32_t ep_begin, ep_count;
-    int32_t ep_map_count; /* --ep-map-random COUNT; 0: none */
+    int32_t ep_map_count; /* local experts of the expert map; 0: none */
+    bool ep_map_random;   /* --ep-map-random COUNT */
+    const char *map_file; /* --expert-map FILE.npy */
     int32_t tokens;
     bool tokens_given;
     int32_t block_m;

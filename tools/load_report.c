@@ -116,12 +116,20 @@ int write_outputs(const session *s, const output_set *r) {
     const char *dir = s->opt.output;
     const int64_t M = s->opt.tokens, k = s->route.params.top_k, E = plan_experts(s);
     const int64_t live = *r->num_tokens_post_padded;
+    const int64_t all = s->route.params.num_experts;
     if (write_one(dir, "topk_ids", NPY_DTYPE_INT32, r->topk_ids, 2, M, k) != 0 ||
         write_one(dir, "topk_weights", NPY_DTYPE_FLOAT32, r->topk_weights, 2, M, k) != 0 ||
         write_one(dir, "sorted_token_ids", NPY_DTYPE_INT32, r->sorted_token_ids, 1, live, 0) != 0 ||
         write_one(dir, "expert_ids", NPY_DTYPE_INT32, r->expert_ids, 1, live / s->route.params.block_m, 0) != 0 ||
         write_one(dir, "expert_counts", NPY_DTYPE_INT32, r->expert_counts, 1, E, 0) != 0 ||
         write_one(dir, "expert_offsets", NPY_DTYPE_INT32, r->expert_offsets, 1, E + 1, 0) != 0)
+        return -1;
+    /* The inputs besides the logits, random ones too: with them the run
+     * can be replayed (--bias, --expert-map). */
+    if (s->route.host_bias &&
+        write_one(dir, "correction_bias", NPY_DTYPE_FLOAT32, s->route.host_bias, 1, all, 0) != 0)
+        return -1;
+    if (s->route.host_map && write_one(dir, "expert_map", NPY_DTYPE_INT32, s->route.host_map, 1, all, 0) != 0)
         return -1;
     printf("outputs:        written to %s/\n", dir);
     return 0;

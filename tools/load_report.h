@@ -15,7 +15,8 @@ int print_load(const session *s, const output_set *r);
  * -1 after saying why. */
 int prepare_output_dir(const char *dir);
 
-/* Writes the outputs of r into the directory s->opt.output (prepared). */
+/* Writes the outputs of r, and the correction bias and expert map the
+ * router read, into the directory s->opt.output (prepared). */
 int write_outputs(const session *s, const output_set *r);
 
 #endif

@@ -32,14 +32,21 @@ static double now_us(void) {
 static void print_flavour(const session *s) {
     const alphamoe_params *p = &s->route.params;
     const bool sigmoid = p->scoring == ALPHAMOE_SCORING_SIGMOID;
-    printf("routing:        %s%s, %s", sigmoid ? "sigmoid" : "softmax",
-           (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? " with a random correction bias in [-0.1, 0.1)" : "",
+    const bool bias = (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) != 0;
+    const char *bias_text = !bias          ? ""
+                            : s->file_bias ? " with the correction bias of "
+                                           : " with a random correction bias in [-0.1, 0.1)";
+    printf("routing:        %s%s%s, %s", sigmoid ? "sigmoid" : "softmax", bias_text,
+           bias && s->file_bias ? s->opt.bias_file : "",
            (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) ? (sigmoid ? "weights sigmoid(logit)" : "full-row probabilities")
                                                       : "renormalized over the chosen experts");
     if (p->num_groups > 1) printf(", %" PRId32 " groups keep %" PRId32, p->num_groups, p->topk_groups);
     if (p->routed_scaling_factor != 1.0f) printf(", scaled by %g", (double)p->routed_scaling_factor);
     printf("; logits %s\n", logits_type_name(p->logits_type));
-    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP)
+    if ((p->flags & ALPHAMOE_FLAG_EXPERT_MAP) && s->file_map)
+        printf("expert parallel: expert map of %" PRId32 " local experts from %s\n", p->local_expert_count,
+               s->opt.map_file);
+    else if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP)
         printf("expert parallel: expert map of %" PRId32 " random local experts (seed %" PRIu64 ")\n",
                p->local_expert_count, s->opt.seed);
     else if (p->local_expert_count != p->num_experts)
@@ -97,6 +104,7 @@ static int prepare(session *s) {
     int rc = 0;
     if (s->opt.output && prepare_output_dir(s->opt.output) != 0) return 1;
     if (s->opt.input && (rc = load_input(s)) != 0) return rc;
+    if ((rc = load_bias_and_map(s)) != 0) return rc;
     rc = create_router(s);
     return rc == 0 || rc == EXIT_USAGE ? rc : 1;
 }
