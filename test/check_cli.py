@@ -3,6 +3,8 @@
 driver is hidden from the library through ALPHAMOE_CUDA_DRIVER, so the
 checks run alike on a GPU machine):
 
+- --version names this tool's version, the library's and the kernel images
+  the build embedded;
 - without a usable driver the tool says what is missing (no driver, a
   driver without what the library needs, no device), and refuses the
   options only a GPU reads (--specialization, --device);
@@ -12,9 +14,11 @@ checks run alike on a GPU machine):
 - float16, bfloat16 ('<V2', as NumPy saves ml_dtypes.bfloat16) and raw
   16-bit logits route as the contract says, and --dtype must match them;
 - --bias FILE.npy and --expert-map FILE.npy are checked, used, and saved by
-  --output with the random ones, so a run replays.
+  --output with the random ones, so a run replays;
+- a long CPU run prints its progress on stderr, and without --repeat the
+  CPU reference is timed for about a second.
 
-    check_cli.py ALPHAMOE_ROUTE --stub-driver SO --stub-driver-no-proc SO
+    check_cli.py ALPHAMOE_ROUTE --version V --archs 90,100 --stub-driver SO --stub-driver-no-proc SO
 """
 import argparse
 import math
@@ -74,6 +78,19 @@ def half_bits_to_float(bits):
 
 def bf16_bits_to_float(bits):
     return struct.unpack('<f', struct.pack('<I', bits << 16))[0]
+
+
+def check_version(c, version, archs):
+    rc, out, err = c.run(['--version'])
+    lines = out.splitlines()
+    images = ', '.join('sm_%da' % a for a in sorted(archs))
+    c.expect(rc == 0, '--version exited %d: %s' % (rc, err))
+    c.expect(bool(lines) and lines[0] == 'alphamoe-route %s' % version,
+             '--version: first line should be "alphamoe-route %s"' % version, out)
+    c.expect(any(re.fullmatch(r'library:\s+AlphaMoE router %s' % re.escape(version), l) for l in lines),
+             '--version: no "library: AlphaMoE router %s" line' % version, out)
+    c.expect(any(re.fullmatch(r'kernel images:\s+%s' % re.escape(images), l) for l in lines),
+             '--version: no "kernel images: %s" line' % images, out)
 
 
 def check_no_gpu(c, stub, stub_no_proc):
@@ -374,9 +391,50 @@ def check_bias_and_map(c, rng, tmp):
              '--bias FILE with softmax scoring: expected status 2 naming both', err)
 
 
+def calls_and_min(out):
+    m = re.search(r'median ([\d.]+) us, min ([\d.]+) us over (\d+) calls', out)
+    return (int(m.group(3)), float(m.group(2)), float(m.group(1))) if m else (None, None, None)
+
+
+def check_progress(c):
+    tokens = 20000
+    while True:
+        rc, out, err = c.run(['--host', '--tokens', tokens, '--repeat', 1])
+        n, _, median = calls_and_min(out)
+        if not c.expect(rc == 0 and n == 1, 'a timed CPU run failed', out + err):
+            return
+        if median >= 20e3 or tokens >= 1000000:
+            break
+        tokens *= 4
+    # Without --repeat, about a second of calls; at most 100.
+    rc, out, err = c.run(['--host', '--tokens', tokens])
+    n, least, _ = calls_and_min(out)
+    c.expect(rc == 0 and n is not None and 1 <= n < 100 and (n - 1) * least < 1e6,
+             'without --repeat, %d tokens (%.0f us a call) should be timed about a second: %s calls'
+             % (tokens, median, n), out)
+    rc, out, err = c.run(['--host', '--tokens', 16])
+    c.expect(rc == 0 and calls_and_min(out)[0] == 100, 'without --repeat, a fast CPU run should make 100 calls', out)
+    # A run of some seconds says so after its first call (which takes at
+    # least the minimum), and how far it is every 2 s until its last call.
+    repeat = max(3, min(1000, int(6e6 / median) + 1))
+    for _ in range(3):
+        rc, out, err = c.run(['--host', '--tokens', tokens, '--repeat', repeat])
+        n, least, _ = calls_and_min(out)
+        if rc != 0 or n != repeat or (repeat - 2) * least >= 2e6:
+            break
+        repeat *= 2  # faster than the calibration: run longer
+    announced = re.search(r'%d calls of the CPU reference, [\d.]+ s each: about [\d.]+ (s|min) in all' % repeat, err)
+    updates = re.findall(r'(\d+) of %d calls done, about [\d.]+ (?:s|min) left' % repeat, err)
+    c.expect(rc == 0 and n == repeat and announced is not None and len(updates) >= 1 and 'calls done' not in out,
+             '--repeat %d of %.0f us calls: expected the estimate and a progress line on stderr' % (repeat, median),
+             'stdout:\n' + out + 'stderr:\n' + err)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument('exe')
+    ap.add_argument('--version', required=True)
+    ap.add_argument('--archs', required=True)
     ap.add_argument('--stub-driver', required=True)
     ap.add_argument('--stub-driver-no-proc', required=True)
     a = ap.parse_args()
@@ -385,12 +443,14 @@ def main() -> int:
     rng = random.Random(seed)
     c = Checker(a.exe)
     with tempfile.TemporaryDirectory() as tmp:
+        check_version(c, a.version, [int(x) for x in a.archs.split(',')])
         check_no_gpu(c, a.stub_driver, a.stub_driver_no_proc)
         check_output_checked_first(c, tmp)
         check_flag_errors(c)
         check_preset_and_input(c, rng, tmp)
         check_half_inputs(c, rng, tmp)
         check_bias_and_map(c, rng, tmp)
+        check_progress(c)
     for f in c.failures:
         print('FAIL:', f)
     print('%d checks, %d failed' % (c.checks, len(c.failures)))

@@ -62,8 +62,11 @@ void print_usage(FILE *f) {
             "  --specialization S    auto (default), tiny, small or large (needs a GPU)\n"
             "  --host                run the CPU reference even when a GPU is present (also\n"
             "                        used for flavours the GPU kernels do not implement)\n"
-            "  --repeat N            timed calls (default 100)\n"
+            "  --repeat N            timed calls (default: 100 on a GPU; on the CPU as many as\n"
+            "                        fit in about a second, at most 100)\n"
             "  --device N            CUDA device ordinal (default 0; needs a GPU)\n"
+            "  --version             show the versions of this tool and of the library, and\n"
+            "                        the kernel images the library holds\n"
             "  --help                show this text\n");
 }
 
@@ -217,9 +220,10 @@ static int apply_valued_option(options *o, const char *name, const char *value) 
 }
 
 /* Returns 1 when the option takes no value (and applies it), 0 when it
- * takes one, -1 for --help. */
+ * takes one, PARSE_HELP or PARSE_VERSION. */
 static int apply_flag_option(options *o, const char *name) {
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) return -1;
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) return PARSE_HELP;
+    if (strcmp(name, "--version") == 0) return PARSE_VERSION;
     if (strcmp(name, "--shared") == 0) o->flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
     else if (strcmp(name, "--tail-fill") == 0) o->flags |= ALPHAMOE_FLAG_TAIL_FILL;
     else if (strcmp(name, "--host") == 0) o->host = true;
@@ -275,7 +279,7 @@ int parse_args(int argc, char **argv, options *o) {
             continue;
         }
         const int flag = apply_flag_option(o, name);
-        if (flag < 0) return PARSE_HELP;
+        if (flag < 0) return flag;
         if (flag > 0) {
             if (value) return usage_error("%s takes no value", name);
             continue;
@@ -300,7 +304,7 @@ void default_options(options *o) {
     o->block_m = 16;
     o->seed = 1;
     o->specialization = ALPHAMOE_SPECIALIZATION_AUTO;
-    o->repeat = 100;
+    o->repeat = 0;
     o->scoring = -1;
     o->bias = -1;
     o->renormalize = -1;

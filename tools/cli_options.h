@@ -45,15 +45,18 @@ typedef struct options {
     const char *output;
     int32_t specialization;
     bool host;
-    int32_t repeat;
+    int32_t repeat; /* 0: the default of the path taken */
     int32_t device;
     bool device_given;
 } options;
 
+/* parse_args' answer to --version. */
+#define PARSE_VERSION (-2)
+
 void default_options(options *o);
 
-/* Accepts "--name value" and "--name=value". Returns 0, PARSE_HELP, or
- * EXIT_USAGE after printing why. */
+/* Accepts "--name value" and "--name=value". Returns 0, PARSE_HELP,
+ * PARSE_VERSION, or EXIT_USAGE after printing why. */
 int parse_args(int argc, char **argv, options *o);
 
 void print_usage(FILE *f);

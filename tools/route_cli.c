@@ -70,14 +70,61 @@ static void print_shape(const session *s) {
         printf("logits:         uniform random in [-1, 1), seed %" PRIu64 "\n", s->opt.seed);
 }
 
+/* Calls without --repeat: 100 on the GPU; on the CPU, whose calls can
+ * take seconds, as many as fit in about a second, still at most 100. */
+#define DEFAULT_REPEAT 100
+#define HOST_REPEAT_US 1e6
+/* A run expected to last longer than this says so on stderr, and then
+ * how far it is every PROGRESS_EVERY_US. */
+#define PROGRESS_AFTER_US 2e6
+#define PROGRESS_EVERY_US 2e6
+
+typedef struct progress {
+    bool announced;
+    double last_us; /* elapsed at the last line */
+} progress;
+
+static void print_left(double us) {
+    if (us >= 120e6) fprintf(stderr, "%.0f min", us / 60e6);
+    else fprintf(stderr, us >= 10e6 ? "%.0f s" : "%.1f s", us / 1e6);
+}
+
+/* After `done` of `total` calls, `elapsed` microseconds in. */
+static void report_progress(progress *pr, double elapsed, int32_t done, int32_t total) {
+    const double left = elapsed / done * (total - done);
+    if (!pr->announced) {
+        if (elapsed + left < PROGRESS_AFTER_US) return;
+        fprintf(stderr, PROG ": %" PRId32 " calls of the CPU reference, %.2f s each: about ", total,
+                elapsed / done / 1e6);
+        print_left(elapsed + left);
+        fprintf(stderr, " in all\n");
+    } else {
+        if (elapsed - pr->last_us < PROGRESS_EVERY_US) return;
+        fprintf(stderr, PROG ": %" PRId32 " of %" PRId32 " calls done, about ", done, total);
+        print_left(left);
+        fprintf(stderr, " left\n");
+    }
+    pr->announced = true;
+    pr->last_us = elapsed;
+}
+
 static int run_host_path(session *s) {
     printf("specialization: none (CPU reference)\n");
-    for (int32_t i = 0; i < s->opt.repeat; ++i) {
+    fflush(stdout); /* before the progress lines on stderr */
+    const bool until_time = s->opt.repeat == 0;
+    const int32_t most = until_time ? DEFAULT_REPEAT : s->opt.repeat;
+    progress pr = {false, 0.0};
+    const double start = now_us();
+    int32_t done = 0;
+    while (done < most) {
         const double t0 = now_us();
         if (route_reference(s) != 0) return -1;
-        s->samples[i] = now_us() - t0;
+        const double t1 = now_us();
+        s->samples[done++] = t1 - t0;
+        if (until_time && t1 - start >= HOST_REPEAT_US) break;
+        if (!until_time && done < most) report_progress(&pr, t1 - start, done, most);
     }
-    print_timing(s->samples, s->opt.repeat, "host wall-clock time of alphamoe_route_host");
+    print_timing(s->samples, done, "host wall-clock time of alphamoe_route_host");
     return 0;
 }
 
@@ -112,7 +159,8 @@ static int prepare(session *s) {
 /* The inputs and the host outputs. */
 static int allocate(session *s) {
     if (make_inputs(s) != 0) return 1;
-    s->samples = malloc((size_t)s->opt.repeat * sizeof(double));
+    const int32_t samples = s->opt.repeat > 0 ? s->opt.repeat : DEFAULT_REPEAT;
+    s->samples = malloc((size_t)samples * sizeof(double));
     if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->route.sizes, SESSION_OUTPUTS, 0) != 0) {
         fprintf(stderr, PROG ": out of host memory\n");
         return 1;
@@ -156,6 +204,7 @@ static int run(session *s) {
     const output_set *shown = &s->reference;
     bool matches = true;
     if (probe.usable) {
+        if (s->opt.repeat == 0) s->opt.repeat = DEFAULT_REPEAT;
         if (run_gpu_path(s, &matches) != 0) return 1;
         shown = &s->gpu;
     } else if (run_host_path(s) != 0) {
@@ -170,6 +219,40 @@ static int run(session *s) {
     return 0;
 }
 
+/* The kernel images the library holds, over all its kernels. */
+static int print_images(void) {
+    int32_t seen[16];
+    int32_t n = 0;
+    for (int32_t k = 0; k < alphamoe_kernel_count(); ++k) {
+        int32_t archs[16], count = 0;
+        ROUTER_TRY(alphamoe_kernel_images(k, archs, 16, &count));
+        for (int32_t i = 0; i < count && i < 16; ++i) {
+            int32_t j = 0;
+            while (j < n && seen[j] < archs[i]) ++j;
+            if ((j < n && seen[j] == archs[i]) || n == 16) continue;
+            memmove(seen + j + 1, seen + j, (size_t)(n - j) * sizeof(int32_t));
+            seen[j] = archs[i];
+            ++n;
+        }
+    }
+    printf("kernel images:  ");
+    for (int32_t i = 0; i < n; ++i) {
+        char image[16];
+        format_image(seen[i], image, sizeof(image));
+        printf("%s%s", i ? ", " : "", image);
+    }
+    printf("%s\n", n ? "" : "none");
+    return 0;
+}
+
+static int print_version(void) {
+    printf(PROG " %s\n", ALPHAMOE_VERSION_STRING);
+    printf("library:        AlphaMoE router %s%s\n", alphamoe_version_string(),
+           alphamoe_version_number() != ALPHAMOE_VERSION_NUMBER ? " (this tool was built against another version)"
+                                                               : "");
+    return print_images() == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     session s;
     memset(&s, 0, sizeof(s));
@@ -179,6 +262,7 @@ int main(int argc, char **argv) {
         print_usage(stdout);
         return 0;
     }
+    if (parsed == PARSE_VERSION) return print_version();
     if (parsed != 0) return parsed;
     const int rc = run(&s);
     session_release(&s);
