@@ -9,10 +9,11 @@ is the largest logit (lower id on ties) and its weight sigmoid(logit).
 import math
 import os
 import random
-import struct
 import subprocess
 import sys
 import tempfile
+
+from npy_files import f32, read_npy, write_npy_f32
 
 PRESETS = {
     # name: (E, k, words the routing line must hold)
@@ -25,27 +26,6 @@ PRESETS = {
     'llama4': (16, 1, ['sigmoid', 'weights sigmoid(logit)']),
     'mixtral': (8, 2, ['softmax', 'renormalized']),
 }
-
-
-def write_npy_f32(path, rows):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, %d), }" % (len(rows), len(rows[0]))
-    header += ' ' * ((64 - (10 + len(header) + 1) % 64) % 64) + '\n'
-    with open(path, 'wb') as f:
-        f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode('latin1'))
-        for row in rows:
-            f.write(struct.pack('<%df' % len(row), *row))
-
-
-def read_npy(path):
-    with open(path, 'rb') as f:
-        data = f.read()
-    major = data[6]
-    (hlen,) = struct.unpack('<H' if major == 1 else '<I', data[8:10] if major == 1 else data[8:12])
-    start = (10 if major == 1 else 12) + hlen
-    header = data[(10 if major == 1 else 12):start].decode('latin1')
-    code = 'i' if "'<i4'" in header else 'f'
-    body = data[start:]
-    return list(struct.unpack('<%d%s' % (len(body) // 4, code), body))
 
 
 def run(cmd):
@@ -68,7 +48,7 @@ def main() -> int:
     rows = []
     for _ in range(M):
         row = [rng.choice([rng.uniform(-30, 30), float(rng.randint(-3, 3))]) for _ in range(E)]
-        rows.append([struct.unpack('<f', struct.pack('<f', v))[0] for v in row])
+        rows.append([f32(v) for v in row])
     with tempfile.TemporaryDirectory() as tmp:
         logits = os.path.join(tmp, 'logits.npy')
         write_npy_f32(logits, rows)

@@ -4,8 +4,11 @@
 #include "phase_clocks.h"
 #endif
 
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -25,27 +28,75 @@ void format_image(int32_t image_arch, char *buf, size_t size) {
     else snprintf(buf, size, "sm_%" PRId32 "a", image_arch);
 }
 
+/* The library says only "missing or too old" (ALPHAMOE_ERROR_NO_DRIVER);
+ * opening the driver it opens tells which, and which CUDA it supports. */
+static void explain_no_driver(gpu_probe *p) {
+    const char *env = getenv("ALPHAMOE_CUDA_DRIVER");
+    const bool named = env != NULL && env[0] != '\0';
+    const char *path = named ? env : "libcuda.so.1";
+    void *lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (lib == NULL) {
+        const char *why = dlerror();
+        snprintf(p->why, sizeof(p->why), "no NVIDIA driver: %s%s not found (%s)", path,
+                 named ? " (ALPHAMOE_CUDA_DRIVER)" : "", why ? why : "dlopen failed");
+        return;
+    }
+    int (*get_version)(int *) = NULL;
+    *(void **)&get_version = dlsym(lib, "cuDriverGetVersion");
+    int version = 0;
+    if (get_version == NULL || get_version(&version) != 0) version = 0;
+    dlclose(lib);
+    if (version > 0 && version < 12000)
+        snprintf(p->why, sizeof(p->why),
+                 "the NVIDIA driver is too old: %s supports CUDA %d.%d, and this library needs CUDA 12.0 or newer",
+                 path, version / 1000, version % 1000 / 10);
+    else
+        snprintf(p->why, sizeof(p->why),
+                 "the NVIDIA driver %s cannot be used: it lacks entry points this library needs (CUDA 12.0 or "
+                 "newer), or is the CUDA toolkit's stub rather than a driver",
+                 path);
+}
+
 int probe_gpu(int32_t device, gpu_probe *p) {
     memset(p, 0, sizeof(*p));
-    int cuda_count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&cuda_count);
-    if (e != cudaSuccess) {
-        snprintf(p->why, sizeof(p->why), "cudaGetDeviceCount: %s: %s", cudaGetErrorName(e), cudaGetErrorString(e));
-        return 0;
-    }
-    if (cuda_count == 0) {
-        snprintf(p->why, sizeof(p->why), "cudaGetDeviceCount reports no CUDA device");
-        return 0;
-    }
+    /* The library first: its statuses say what is missing; the CUDA
+     * runtime would call a missing driver "insufficient". */
     int32_t lib_count = 0;
     const alphamoe_status st = alphamoe_device_count(&lib_count);
-    if (st != ALPHAMOE_OK || lib_count == 0) {
-        snprintf(p->why, sizeof(p->why), "alphamoe_device_count: %s",
-                 st != ALPHAMOE_OK ? alphamoe_status_string(st) : "no CUDA device");
+    if (st == ALPHAMOE_ERROR_NO_DRIVER) {
+        explain_no_driver(p);
         return 0;
     }
-    if (device >= cuda_count || device >= lib_count)
-        return usage_error("--device %" PRId32 ": only %d CUDA device(s) visible", device, cuda_count);
+    if (st == ALPHAMOE_ERROR_NO_DEVICE || (st == ALPHAMOE_OK && lib_count == 0)) {
+        const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(p->why, sizeof(p->why), "no CUDA device: the NVIDIA driver reports none%s%s%s",
+                 visible ? " (CUDA_VISIBLE_DEVICES=" : "", visible ? visible : "", visible ? ")" : "");
+        return 0;
+    }
+    if (st != ALPHAMOE_OK) {
+        snprintf(p->why, sizeof(p->why), "alphamoe_device_count: %s", alphamoe_status_string(st));
+        return 0;
+    }
+    int cuda_count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&cuda_count);
+    if (e == cudaErrorInsufficientDriver) {
+        int driver = 0, runtime = 0;
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        snprintf(p->why, sizeof(p->why),
+                 "the NVIDIA driver supports CUDA %d.%d, older than this tool's CUDA runtime %d.%d: update the "
+                 "driver, or build the tool with an older CUDA toolkit",
+                 driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+        return 0;
+    }
+    if (e != cudaSuccess) {
+        snprintf(p->why, sizeof(p->why), "the CUDA runtime: cudaGetDeviceCount: %s: %s", cudaGetErrorName(e),
+                 cudaGetErrorString(e));
+        return 0;
+    }
+    const int32_t count = cuda_count < lib_count ? cuda_count : lib_count;
+    if (device >= count)
+        return arg_error("--device %" PRId32 ": only %" PRId32 " CUDA device(s) visible", device, count);
     ROUTER_TRY(alphamoe_device_describe(device, p->name, sizeof(p->name), &p->compute_capability, &p->image_arch));
     if (p->image_arch == 0) {
         char cc[16];

@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "npy.h"
 
@@ -77,13 +79,20 @@ int print_load(const session *s, const output_set *r) {
     return 0;
 }
 
-static int ensure_directory(const char *dir) {
-    if (mkdir(dir, 0777) == 0) return 0;
+int prepare_output_dir(const char *dir) {
     struct stat st;
-    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;
-    fprintf(stderr, PROG ": cannot create output directory %s: %s\n", dir,
-            errno == EEXIST ? "exists and is not a directory" : strerror(errno));
-    return -1;
+    const bool created = mkdir(dir, 0777) == 0;
+    const int why = errno;
+    if (!created && !(why == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+        fprintf(stderr, PROG ": --output %s: cannot create the directory: %s\n", dir,
+                why == EEXIST ? "a file of that name exists" : strerror(why));
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, PROG ": --output %s: the directory is not writable: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int write_one(const char *dir, const char *name, npy_dtype dtype, const void *data, int ndim,
@@ -107,13 +116,20 @@ int write_outputs(const session *s, const output_set *r) {
     const char *dir = s->opt.output;
     const int64_t M = s->opt.tokens, k = s->route.params.top_k, E = plan_experts(s);
     const int64_t live = *r->num_tokens_post_padded;
-    if (ensure_directory(dir) != 0) return -1;
+    const int64_t all = s->route.params.num_experts;
     if (write_one(dir, "topk_ids", NPY_DTYPE_INT32, r->topk_ids, 2, M, k) != 0 ||
         write_one(dir, "topk_weights", NPY_DTYPE_FLOAT32, r->topk_weights, 2, M, k) != 0 ||
         write_one(dir, "sorted_token_ids", NPY_DTYPE_INT32, r->sorted_token_ids, 1, live, 0) != 0 ||
         write_one(dir, "expert_ids", NPY_DTYPE_INT32, r->expert_ids, 1, live / s->route.params.block_m, 0) != 0 ||
         write_one(dir, "expert_counts", NPY_DTYPE_INT32, r->expert_counts, 1, E, 0) != 0 ||
         write_one(dir, "expert_offsets", NPY_DTYPE_INT32, r->expert_offsets, 1, E + 1, 0) != 0)
+        return -1;
+    /* The inputs besides the logits, random ones too: with them the run
+     * can be replayed (--bias, --expert-map). */
+    if (s->route.host_bias &&
+        write_one(dir, "correction_bias", NPY_DTYPE_FLOAT32, s->route.host_bias, 1, all, 0) != 0)
+        return -1;
+    if (s->route.host_map && write_one(dir, "expert_map", NPY_DTYPE_INT32, s->route.host_map, 1, all, 0) != 0)
         return -1;
     printf("outputs:        written to %s/\n", dir);
     return 0;

@@ -13,7 +13,6 @@
 /* A real header is a few hundred bytes; anything far larger is not a file
  * we should trust with an allocation. */
 #define NPY_MAX_HEADER_LEN (1u << 20)
-#define NPY_MAX_DIMS 32
 /* The header block (preamble included) is padded to this, as NumPy does,
  * so that the data that follows is aligned for memory mapping. */
 #define NPY_HEADER_ALIGN 64
@@ -129,10 +128,10 @@ static int read_header(FILE *f, const char *path, char **text, char *err, size_t
         return fail(err, err_size, path, "not a .npy file (bad magic)");
     const int major = pre[NPY_MAGIC_LEN];
     if (major < 1 || major > 3)
-        return fail(err, err_size, path, ".npy format version %d.%d is not supported (1.0 or 2.0)",
+        return fail(err, err_size, path, ".npy format version %d.%d is not supported (1.0, 2.0 or 3.0)",
                     major, pre[NPY_MAGIC_LEN + 1]);
     /* Version 3.0 differs from 2.0 only in allowing UTF-8 field names,
-     * which a plain float32 array never has. */
+     * which a plain array never has. */
     const int len_bytes = major == 1 ? 2 : 4;
     unsigned char len_buf[4];
     if (fread(len_buf, 1, (size_t)len_bytes, f) != (size_t)len_bytes)
@@ -150,74 +149,75 @@ static int read_header(FILE *f, const char *path, char **text, char *err, size_t
     return 0;
 }
 
-/* Checks the dict describes a little-endian float32 C-order 2-D array and
- * returns its shape. */
-static int check_header(const char *header, const char *path, int64_t *rows, int64_t *cols,
-                        char *err, size_t err_size) {
-    char descr[32];
+typedef struct dtype_name {
+    const char *descr;
+    npy_dtype dtype;
+    size_t size;
+} dtype_name;
+
+static const dtype_name kDtypes[] = {
+    {"<i4", NPY_DTYPE_INT32, 4},     {"<f4", NPY_DTYPE_FLOAT32, 4}, {"<f2", NPY_DTYPE_FLOAT16, 2},
+    {"<V2", NPY_DTYPE_BFLOAT16, 2},  {"<u2", NPY_DTYPE_BITS16, 2},  {"<i2", NPY_DTYPE_BITS16, 2},
+    {"<i8", NPY_DTYPE_INT64, 8},
+};
+
+/* Reads the dtype, the order and the shape from the dict into a. */
+static int check_header(const char *header, const char *path, unsigned accepted, const char *expected,
+                        npy_array *a, size_t *elem_size, char *err, size_t err_size) {
     const char *v = find_value(header, "descr");
-    if (v == NULL || parse_quoted(v, descr, sizeof(descr)) != 0)
-        return fail(err, err_size, path, "the .npy header has no readable 'descr'");
-    if (strcmp(descr, "<f4") != 0)
-        return fail(err, err_size, path,
-                    "dtype '%s' is not supported: logits must be little-endian float32 ('<f4'); "
-                    "convert with arr.astype('<f4')", descr);
+    if (v == NULL || parse_quoted(v, a->descr, sizeof(a->descr)) != 0)
+        return fail(err, err_size, path, "the .npy header has no readable 'descr' (a structured dtype?)");
+    const dtype_name *found = NULL;
+    for (size_t i = 0; i < sizeof(kDtypes) / sizeof(kDtypes[0]); ++i)
+        if (strcmp(kDtypes[i].descr, a->descr) == 0 && (accepted & kDtypes[i].dtype)) found = &kDtypes[i];
+    if (found == NULL) return fail(err, err_size, path, "dtype '%s' is not supported: %s", a->descr, expected);
+    a->dtype = found->dtype;
+    *elem_size = found->size;
     bool fortran = false;
     v = find_value(header, "fortran_order");
     if (v == NULL || parse_bool(v, &fortran) != 0)
         return fail(err, err_size, path, "the .npy header has no readable 'fortran_order'");
     if (fortran)
-        return fail(err, err_size, path,
-                    "array is in Fortran order; save a C-order array (np.ascontiguousarray)");
-    int64_t dims[NPY_MAX_DIMS];
-    int ndim = 0;
+        return fail(err, err_size, path, "array is in Fortran order; save a C-order array (np.ascontiguousarray)");
     v = find_value(header, "shape");
-    if (v == NULL || parse_shape(v, dims, &ndim) != 0)
+    if (v == NULL || parse_shape(v, a->shape, &a->ndim) != 0)
         return fail(err, err_size, path, "the .npy header has no readable 'shape'");
-    if (ndim != 2)
-        return fail(err, err_size, path, "array has %d dimension(s); logits must be 2-D [tokens, experts]", ndim);
-    if (dims[0] > INT32_MAX || dims[1] > INT32_MAX)
-        return fail(err, err_size, path, "shape (%" PRId64 ", %" PRId64 ") is too large", dims[0], dims[1]);
-    *rows = dims[0];
-    *cols = dims[1];
-    return 0;
-}
-
-static int read_payload(FILE *f, const char *path, int64_t rows, int64_t cols, float **data,
-                        char *err, size_t err_size) {
-    const uint64_t count = (uint64_t)rows * (uint64_t)cols;
-    *data = NULL;
-    if (count == 0) return 0;
-    if (count > SIZE_MAX / sizeof(float))
-        return fail(err, err_size, path, "array of %" PRIu64 " elements is too large", count);
-    float *values = malloc((size_t)count * sizeof(float));
-    if (values == NULL) return fail(err, err_size, path, "out of memory for %" PRIu64 " floats", count);
-    if (fread(values, sizeof(float), (size_t)count, f) != (size_t)count) {
-        free(values);
-        return fail(err, err_size, path, "file is truncated: the header promises %" PRIu64 " float32 values",
-                    count);
+    /* The element count, refused before it could overflow anything. */
+    a->count = 1;
+    for (int i = 0; i < a->ndim; ++i) {
+        if (a->shape[i] > 0 && a->count > (int64_t)(SIZE_MAX / found->size) / a->shape[i])
+            return fail(err, err_size, path, "the array's shape is too large to load");
+        a->count *= a->shape[i];
     }
-    *data = values;
     return 0;
 }
 
-int npy_read_f32_2d(const char *path, float **data, int64_t *rows, int64_t *cols,
-                    char *err, size_t err_size) {
-    if (!host_is_little_endian())
-        return fail(err, err_size, path, "reading .npy files needs a little-endian host");
+static int read_payload(FILE *f, const char *path, npy_array *a, size_t elem_size, char *err, size_t err_size) {
+    const size_t bytes = (size_t)a->count * elem_size;
+    a->data = malloc(bytes > 0 ? bytes : 1);
+    if (a->data == NULL) return fail(err, err_size, path, "out of memory for %zu bytes", bytes);
+    if (fread(a->data, 1, bytes, f) != bytes) {
+        free(a->data);
+        a->data = NULL;
+        return fail(err, err_size, path, "file is truncated: the header promises %" PRId64 " '%s' values", a->count,
+                    a->descr);
+    }
+    return 0;
+}
+
+int npy_read(const char *path, unsigned accepted, const char *expected, npy_array *out, char *err,
+             size_t err_size) {
+    memset(out, 0, sizeof(*out));
+    if (!host_is_little_endian()) return fail(err, err_size, path, "reading .npy files needs a little-endian host");
     FILE *f = fopen(path, "rb");
     if (f == NULL) return fail(err, err_size, path, "cannot open: %s", strerror(errno));
     char *header = NULL;
-    int64_t r = 0, c = 0;
+    size_t elem_size = 0;
     int rc = read_header(f, path, &header, err, err_size);
-    if (rc == 0) rc = check_header(header, path, &r, &c, err, err_size);
-    if (rc == 0) rc = read_payload(f, path, r, c, data, err, err_size);
+    if (rc == 0) rc = check_header(header, path, accepted, expected, out, &elem_size, err, err_size);
+    if (rc == 0) rc = read_payload(f, path, out, elem_size, err, err_size);
     free(header);
     fclose(f);
-    if (rc == 0) {
-        *rows = r;
-        *cols = c;
-    }
     return rc;
 }
 

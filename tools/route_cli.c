@@ -32,14 +32,21 @@ static double now_us(void) {
 static void print_flavour(const session *s) {
     const alphamoe_params *p = &s->route.params;
     const bool sigmoid = p->scoring == ALPHAMOE_SCORING_SIGMOID;
-    printf("routing:        %s%s, %s", sigmoid ? "sigmoid" : "softmax",
-           (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? " with a random correction bias in [-0.1, 0.1)" : "",
+    const bool bias = (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) != 0;
+    const char *bias_text = !bias          ? ""
+                            : s->file_bias ? " with the correction bias of "
+                                           : " with a random correction bias in [-0.1, 0.1)";
+    printf("routing:        %s%s%s, %s", sigmoid ? "sigmoid" : "softmax", bias_text,
+           bias && s->file_bias ? s->opt.bias_file : "",
            (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) ? (sigmoid ? "weights sigmoid(logit)" : "full-row probabilities")
                                                       : "renormalized over the chosen experts");
     if (p->num_groups > 1) printf(", %" PRId32 " groups keep %" PRId32, p->num_groups, p->topk_groups);
     if (p->routed_scaling_factor != 1.0f) printf(", scaled by %g", (double)p->routed_scaling_factor);
     printf("; logits %s\n", logits_type_name(p->logits_type));
-    if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP)
+    if ((p->flags & ALPHAMOE_FLAG_EXPERT_MAP) && s->file_map)
+        printf("expert parallel: expert map of %" PRId32 " local experts from %s\n", p->local_expert_count,
+               s->opt.map_file);
+    else if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP)
         printf("expert parallel: expert map of %" PRId32 " random local experts (seed %" PRIu64 ")\n",
                p->local_expert_count, s->opt.seed);
     else if (p->local_expert_count != p->num_experts)
@@ -63,16 +70,61 @@ static void print_shape(const session *s) {
         printf("logits:         uniform random in [-1, 1), seed %" PRIu64 "\n", s->opt.seed);
 }
 
+/* Calls without --repeat: 100 on the GPU; on the CPU, whose calls can
+ * take seconds, as many as fit in about a second, still at most 100. */
+#define DEFAULT_REPEAT 100
+#define HOST_REPEAT_US 1e6
+/* A run expected to last longer than this says so on stderr, and then
+ * how far it is every PROGRESS_EVERY_US. */
+#define PROGRESS_AFTER_US 2e6
+#define PROGRESS_EVERY_US 2e6
+
+typedef struct progress {
+    bool announced;
+    double last_us; /* elapsed at the last line */
+} progress;
+
+static void print_left(double us) {
+    if (us >= 120e6) fprintf(stderr, "%.0f min", us / 60e6);
+    else fprintf(stderr, us >= 10e6 ? "%.0f s" : "%.1f s", us / 1e6);
+}
+
+/* After `done` of `total` calls, `elapsed` microseconds in. */
+static void report_progress(progress *pr, double elapsed, int32_t done, int32_t total) {
+    const double left = elapsed / done * (total - done);
+    if (!pr->announced) {
+        if (elapsed + left < PROGRESS_AFTER_US) return;
+        fprintf(stderr, PROG ": %" PRId32 " calls of the CPU reference, %.2f s each: about ", total,
+                elapsed / done / 1e6);
+        print_left(elapsed + left);
+        fprintf(stderr, " in all\n");
+    } else {
+        if (elapsed - pr->last_us < PROGRESS_EVERY_US) return;
+        fprintf(stderr, PROG ": %" PRId32 " of %" PRId32 " calls done, about ", done, total);
+        print_left(left);
+        fprintf(stderr, " left\n");
+    }
+    pr->announced = true;
+    pr->last_us = elapsed;
+}
+
 static int run_host_path(session *s) {
-    printf("specialization: none (CPU reference)%s\n",
-           s->opt.specialization != ALPHAMOE_SPECIALIZATION_AUTO ? "; --specialization applies to the GPU only"
-                                                                 : "");
-    for (int32_t i = 0; i < s->opt.repeat; ++i) {
+    printf("specialization: none (CPU reference)\n");
+    fflush(stdout); /* before the progress lines on stderr */
+    const bool until_time = s->opt.repeat == 0;
+    const int32_t most = until_time ? DEFAULT_REPEAT : s->opt.repeat;
+    progress pr = {false, 0.0};
+    const double start = now_us();
+    int32_t done = 0;
+    while (done < most) {
         const double t0 = now_us();
         if (route_reference(s) != 0) return -1;
-        s->samples[i] = now_us() - t0;
+        const double t1 = now_us();
+        s->samples[done++] = t1 - t0;
+        if (until_time && t1 - start >= HOST_REPEAT_US) break;
+        if (!until_time && done < most) report_progress(&pr, t1 - start, done, most);
     }
-    print_timing(s->samples, s->opt.repeat, "host wall-clock time of alphamoe_route_host");
+    print_timing(s->samples, done, "host wall-clock time of alphamoe_route_host");
     return 0;
 }
 
@@ -93,17 +145,22 @@ static void print_header(const session *s, const gpu_probe *probe) {
     print_shape(s);
 }
 
-/* Fills the session up to the point where routing can start. */
+/* Reads the files and creates the router: every argument checked before
+ * any long work starts. */
 static int prepare(session *s) {
     int rc = 0;
-    if (s->opt.input) {
-        rc = load_input(s);
-        if (rc != 0) return rc;
-    }
+    if (s->opt.output && prepare_output_dir(s->opt.output) != 0) return 1;
+    if (s->opt.input && (rc = load_input(s)) != 0) return rc;
+    if ((rc = load_bias_and_map(s)) != 0) return rc;
     rc = create_router(s);
-    if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
+    return rc == 0 || rc == EXIT_USAGE ? rc : 1;
+}
+
+/* The inputs and the host outputs. */
+static int allocate(session *s) {
     if (make_inputs(s) != 0) return 1;
-    s->samples = malloc((size_t)s->opt.repeat * sizeof(double));
+    const int32_t samples = s->opt.repeat > 0 ? s->opt.repeat : DEFAULT_REPEAT;
+    s->samples = malloc((size_t)samples * sizeof(double));
     if (s->samples == NULL || host_outputs_alloc(&s->reference, &s->route.sizes, SESSION_OUTPUTS, 0) != 0) {
         fprintf(stderr, PROG ": out of host memory\n");
         return 1;
@@ -111,16 +168,28 @@ static int prepare(session *s) {
     return 0;
 }
 
+/* Options that only a GPU run reads are refused rather than ignored. */
+static int refuse_gpu_options(const session *s, const char *why) {
+    if (s->opt.specialization != ALPHAMOE_SPECIALIZATION_AUTO) {
+        const char *name = alphamoe_specialization_name(s->opt.specialization);
+        return arg_error("--specialization %s chooses a GPU kernel, and there is none to run: %s", name ? name : "",
+                         why);
+    }
+    if (s->opt.device_given)
+        return arg_error("--device %" PRId32 " chooses a GPU, and there is none to run: %s", s->opt.device, why);
+    return 0;
+}
+
 static int choose_path(const session *s, gpu_probe *probe) {
     memset(probe, 0, sizeof(*probe));
-    if (s->opt.host) return 0;
-    const int rc = probe_gpu(s->opt.device, probe);
+    if (s->opt.host) return 0; /* --host with GPU options is refused by parse_args */
+    int rc = probe_gpu(s->opt.device, probe);
     if (rc != 0) return rc == EXIT_USAGE ? rc : 1;
     const bool device_found = probe->usable;
     if (check_gpu_flavour(s, probe) != 0) return 1;
-    if (!probe->usable)
-        printf(PROG ": %s%s; running the host reference instead\n", device_found ? "" : "no usable GPU: ",
-               probe->why);
+    if (probe->usable) return 0;
+    if ((rc = refuse_gpu_options(s, probe->why)) != 0) return rc;
+    printf(PROG ": %s%s; running the host reference instead\n", device_found ? "" : "no usable GPU: ", probe->why);
     return 0;
 }
 
@@ -128,13 +197,14 @@ static int run(session *s) {
     int rc = prepare(s);
     if (rc != 0) return rc;
     gpu_probe probe;
-    rc = choose_path(s, &probe);
-    if (rc != 0) return rc;
+    if ((rc = choose_path(s, &probe)) != 0) return rc;
+    if ((rc = allocate(s)) != 0) return rc;
     print_header(s, &probe);
 
     const output_set *shown = &s->reference;
     bool matches = true;
     if (probe.usable) {
+        if (s->opt.repeat == 0) s->opt.repeat = DEFAULT_REPEAT;
         if (run_gpu_path(s, &matches) != 0) return 1;
         shown = &s->gpu;
     } else if (run_host_path(s) != 0) {
@@ -149,6 +219,40 @@ static int run(session *s) {
     return 0;
 }
 
+/* The kernel images the library holds, over all its kernels. */
+static int print_images(void) {
+    int32_t seen[16];
+    int32_t n = 0;
+    for (int32_t k = 0; k < alphamoe_kernel_count(); ++k) {
+        int32_t archs[16], count = 0;
+        ROUTER_TRY(alphamoe_kernel_images(k, archs, 16, &count));
+        for (int32_t i = 0; i < count && i < 16; ++i) {
+            int32_t j = 0;
+            while (j < n && seen[j] < archs[i]) ++j;
+            if ((j < n && seen[j] == archs[i]) || n == 16) continue;
+            memmove(seen + j + 1, seen + j, (size_t)(n - j) * sizeof(int32_t));
+            seen[j] = archs[i];
+            ++n;
+        }
+    }
+    printf("kernel images:  ");
+    for (int32_t i = 0; i < n; ++i) {
+        char image[16];
+        format_image(seen[i], image, sizeof(image));
+        printf("%s%s", i ? ", " : "", image);
+    }
+    printf("%s\n", n ? "" : "none");
+    return 0;
+}
+
+static int print_version(void) {
+    printf(PROG " %s\n", ALPHAMOE_VERSION_STRING);
+    printf("library:        AlphaMoE router %s%s\n", alphamoe_version_string(),
+           alphamoe_version_number() != ALPHAMOE_VERSION_NUMBER ? " (this tool was built against another version)"
+                                                               : "");
+    return print_images() == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     session s;
     memset(&s, 0, sizeof(s));
@@ -158,6 +262,7 @@ int main(int argc, char **argv) {
         print_usage(stdout);
         return 0;
     }
+    if (parsed == PARSE_VERSION) return print_version();
     if (parsed != 0) return parsed;
     const int rc = run(&s);
     session_release(&s);
