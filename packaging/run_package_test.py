@@ -235,14 +235,14 @@ def main():
     if args.kind == 'go':
         return run([go, 'test', '-count=1', '-v', './...'], os.path.join(packaging, 'go'), env)
     if args.kind == 'go-module':
-        # README's Go program in a module of its own that requires the
-        # binding by its module path, fetched from a proxy (no replace).
+        # The documentation's Go program in a module of its own that requires
+        # the binding by its module path, fetched from a proxy (no replace).
         proxy = os.path.join(work, 'proxy')
         shutil.rmtree(proxy, ignore_errors=True)
         module, tag = go_module_proxy(source, proxy, args.version)
         run([go, 'clean', '-modcache'], work, env)
         demo = tempfile.mkdtemp(prefix='go-module-', dir=work)
-        filename, code, _ = readme_example(os.path.join(source, 'README.md'), 'go')
+        filename, code, _ = readme_example(os.path.join(source, 'docs', 'bindings.md'), 'go')
         with open(os.path.join(demo, filename), 'w') as f:
             f.write(code)
         env.update(GOPROXY=f'file://{proxy}', GONOSUMDB=module, GOFLAGS='-mod=mod')
