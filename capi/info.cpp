@@ -1,10 +1,10 @@
 // Device queries of the C ABI.
 #include <string.h>
 
-#include "device_state.h"
+#include "device.h"
 #include "driver.h"
 #include "images.h"
-#include "router_internal.h"
+#include "params.h"
 #include "struct_io.h"
 
 using namespace alphamoe;

@@ -2,7 +2,7 @@
 #ifndef ALPHAMOE_CAPI_LAUNCH_H
 #define ALPHAMOE_CAPI_LAUNCH_H
 
-#include "device_state.h"
+#include "device.h"
 #include "driver.h"
 #include "plan.h"
 

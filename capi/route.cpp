@@ -1,9 +1,9 @@
 // alphamoe_route and alphamoe_route_with_plan: checks, the plan, one launch.
-#include "device_state.h"
+#include "device.h"
 #include "driver.h"
 #include "launch.h"
+#include "params.h"
 #include "plan.h"
-#include "router_internal.h"
 #include "struct_io.h"
 
 using namespace alphamoe;

@@ -2,8 +2,8 @@
 // alphamoe_router_candidates (capi/plan.cpp decides).
 #include <string.h>
 
+#include "params.h"
 #include "plan.h"
-#include "router_internal.h"
 #include "struct_io.h"
 
 using namespace alphamoe;

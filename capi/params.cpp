@@ -1,10 +1,11 @@
 // Router creation, parameter validation and sizing: host only.
+#include "params.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "route_args.h"
-#include "router_internal.h"
 #include "struct_io.h"
 
 namespace alphamoe {

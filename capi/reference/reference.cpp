@@ -1,11 +1,11 @@
 // alphamoe_route_host: the contract, executed on the CPU in the plainest
 // way that is still fast enough for millions of pairs. Every flavour runs
-// here; scoring, selection and the plan live in host_scoring, host_topk
-// and host_plan.
-#include "host_plan.h"
-#include "host_scoring.h"
-#include "host_topk.h"
-#include "router_internal.h"
+// here; scoring, selection and the plan live in scoring.cpp, topk.cpp and
+// plan.cpp beside this file.
+#include "params.h"
+#include "plan.h"
+#include "scoring.h"
+#include "topk.h"
 
 using namespace alphamoe;
 

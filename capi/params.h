@@ -1,7 +1,7 @@
 // The router object and the argument checks shared by the GPU launch and
 // the host reference.
-#ifndef ALPHAMOE_CAPI_ROUTER_INTERNAL_H
-#define ALPHAMOE_CAPI_ROUTER_INTERNAL_H
+#ifndef ALPHAMOE_CAPI_PARAMS_H
+#define ALPHAMOE_CAPI_PARAMS_H
 
 #include <stddef.h>
 #include <stdint.h>

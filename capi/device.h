@@ -2,8 +2,8 @@
 // once each: the device's entry points loaded and prepared, its attributes
 // and occupancy, and each context's view of it (its multiprocessors and the
 // largest cluster it holds), which the launch plan reads.
-#ifndef ALPHAMOE_CAPI_DEVICE_STATE_H
-#define ALPHAMOE_CAPI_DEVICE_STATE_H
+#ifndef ALPHAMOE_CAPI_DEVICE_H
+#define ALPHAMOE_CAPI_DEVICE_H
 
 #include "alphamoe/router_diagnostics.h"
 #include "driver.h"

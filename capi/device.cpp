@@ -1,4 +1,4 @@
-#include "device_state.h"
+#include "device.h"
 
 #include <atomic>
 #include <pthread.h>
