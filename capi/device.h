@@ -36,6 +36,12 @@ alphamoe_status context_state_for_stream(const Driver &driver, CUstream stream, 
 // not resolved yet.
 alphamoe_status device_state_for_ordinal(const Driver &driver, int ordinal, const DeviceState **out);
 
+// The name (in name[0..name_size - 1), which must be zeroed) and compute
+// capability of device `ordinal`, in [0, device_count), as the driver
+// tells them: nothing is resolved.
+alphamoe_status describe_device(const Driver &driver, int ordinal, char *name, size_t name_size,
+                                int32_t *compute_capability);
+
 }  // namespace alphamoe
 
 #endif
