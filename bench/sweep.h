@@ -3,7 +3,7 @@
  * shapes and each token count of the grid, the cold-L2 CUPTI kernel time of
  * every specialization forced through alphamoe_params.force_specialization
  * and of the library's own choice. The best per token count is what the
- * thresholds in capi/selection.cpp are set from.
+ * tuning table in capi/plan.cpp is set from.
  */
 #ifndef ALPHAMOE_BENCH_SWEEP_H
 #define ALPHAMOE_BENCH_SWEEP_H

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "build_config.h"
-#include "kernel_table.h"
 
 namespace alphamoe {
 namespace {
@@ -57,32 +56,3 @@ int32_t image_arch_for(int32_t compute_capability) {
 }
 
 }  // namespace alphamoe
-
-extern "C" {
-
-int32_t alphamoe_kernel_count(void) { return alphamoe::kKernelCount; }
-
-int32_t alphamoe_entry_point_count(void) { return alphamoe::kEntryCount; }
-
-const char *alphamoe_kernel_name(int32_t index) {
-    if (index < 0 || index >= alphamoe::kKernelCount) return nullptr;
-    return alphamoe::kernel_info(index).name;
-}
-
-const char *alphamoe_entry_point_name(int32_t index) {
-    if (index < 0 || index >= alphamoe::kEntryCount) return nullptr;
-    return alphamoe::entry_info(index).name;
-}
-
-alphamoe_status alphamoe_kernel_images(int32_t index, int32_t *archs, int32_t capacity, int32_t *count) {
-    if (count == nullptr || (archs == nullptr && capacity > 0)) return ALPHAMOE_ERROR_NULL_POINTER;
-    if (reinterpret_cast<uintptr_t>(archs) % alignof(int32_t) != 0) return ALPHAMOE_ERROR_ALIGNMENT;
-    if (index < 0 || index >= alphamoe::kKernelCount || capacity < 0) return ALPHAMOE_ERROR_INVALID_ARGUMENT;
-    const alphamoe::KernelInfo &k = alphamoe::kernel_info(index);
-    const int n = alphamoe::fatbin_elf_archs(k.fatbin, k.fatbin_size, archs, capacity);
-    if (n < 0) return ALPHAMOE_ERROR_NO_IMAGE;
-    *count = n;
-    return ALPHAMOE_OK;
-}
-
-}  // extern "C"

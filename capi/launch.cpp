@@ -1,5 +1,7 @@
 #include "launch.h"
 
+#include "device.h"
+#include "plan.h"
 #include "route_args.h"
 
 namespace alphamoe {
@@ -52,8 +54,7 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     return a;
 }
 
-}  // namespace
-
+// Launches plan's entry point for a call whose arguments are validated.
 alphamoe_status launch(const Driver &d, const DeviceState &device, const alphamoe_router &router,
                        const LaunchPlan &plan, int32_t num_tokens, const void *logits, const alphamoe_buffers &buffers,
                        CUstream stream) {
@@ -91,6 +92,32 @@ alphamoe_status launch(const Driver &d, const DeviceState &device, const alphamo
     void *params[] = {&args};
     // A CUkernel launches as a CUfunction in the stream's context.
     return status_from_cuda(d.LaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(entry.kernel), params, nullptr));
+}
+
+}  // namespace
+
+alphamoe_status route_on_device(const alphamoe_router &router, int32_t num_tokens, const void *logits,
+                                const alphamoe_buffers &b, const alphamoe_selection *wanted, CUstream stream) {
+    if (!device_supports_flavour(router.params)) return ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR;
+    const Driver *d = nullptr;
+    alphamoe_status s = load_driver(&d);
+    if (s != ALPHAMOE_OK) return s;
+    const DeviceState *device = nullptr;
+    alphamoe_device_attributes attributes;
+    s = context_state_for_stream(*d, stream, &device, &attributes);
+    if (s != ALPHAMOE_OK) return s;
+    LaunchPlan chosen;
+    s = plan_call(router, num_tokens, attributes, &chosen);
+    if (s != ALPHAMOE_OK) return s;
+    if (wanted == nullptr) return launch(*d, *device, router, chosen, num_tokens, logits, b, stream);
+    // Only a plan the library would run for this call on this context.
+    LaunchPlan candidates[kEntryCount];
+    const int32_t n = plan_candidates(chosen, router, num_tokens, candidates, kEntryCount);
+    for (int32_t i = 0; i < n && i < kEntryCount; ++i) {
+        if (same_plan(selection_of(candidates[i]), *wanted))
+            return launch(*d, *device, router, candidates[i], num_tokens, logits, b, stream);
+    }
+    return ALPHAMOE_ERROR_INVALID_ARGUMENT;
 }
 
 }  // namespace alphamoe

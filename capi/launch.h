@@ -1,17 +1,19 @@
-// Carries out a launch plan: the kernel's argument block and one launch.
+// Runs a call on the GPU: the call's context and its view of the device,
+// the launch plan, the kernel's argument block and one launch.
 #ifndef ALPHAMOE_CAPI_LAUNCH_H
 #define ALPHAMOE_CAPI_LAUNCH_H
 
-#include "device_state.h"
 #include "driver.h"
-#include "plan.h"
+#include "params.h"
 
 namespace alphamoe {
 
-// Launches plan's entry point for a call whose arguments are validated.
-alphamoe_status launch(const Driver &driver, const DeviceState &device, const alphamoe_router &router,
-                       const LaunchPlan &plan, int32_t num_tokens, const void *logits,
-                       const alphamoe_buffers &buffers, CUstream stream);
+// Routes a call whose arguments are validated (validate_call) on the
+// stream's context: plan_call's plan, or, where wanted is not NULL, the
+// candidate plan (plan_candidates) it names, ALPHAMOE_ERROR_INVALID_ARGUMENT
+// where none does.
+alphamoe_status route_on_device(const alphamoe_router &router, int32_t num_tokens, const void *logits,
+                                const alphamoe_buffers &buffers, const alphamoe_selection *wanted, CUstream stream);
 
 }  // namespace alphamoe
 

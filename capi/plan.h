@@ -11,7 +11,7 @@
 
 #include "alphamoe/router_diagnostics.h"
 #include "kernel_table.h"
-#include "router_internal.h"
+#include "params.h"
 
 namespace alphamoe {
 

@@ -1,15 +1,12 @@
-// Status messages and the library version.
-#include <string.h>
+// The text of the public enums' values: status messages and specialization
+// names.
+#include "status.h"
 
 #include "alphamoe/router_diagnostics.h"
 
-extern "C" {
+namespace alphamoe {
 
-const char *alphamoe_status_string(alphamoe_status status_in) {
-    // A C caller may pass any int. In C++ an enum holding a value outside
-    // its enumerators' range is undefined, so read the bits as an int.
-    int status;
-    memcpy(&status, &status_in, sizeof status);
+const char *status_message(int status) {
     switch (status) {
     case ALPHAMOE_OK: return "ALPHAMOE_OK: success";
     case ALPHAMOE_ERROR_NULL_POINTER: return "ALPHAMOE_ERROR_NULL_POINTER: a required pointer is NULL";
@@ -77,8 +74,14 @@ const char *alphamoe_status_string(alphamoe_status status_in) {
     return "ALPHAMOE_ERROR_UNKNOWN: not an alphamoe_status value";
 }
 
-uint32_t alphamoe_version_number(void) { return ALPHAMOE_VERSION_NUMBER; }
+const char *specialization_name_of(int specialization) {
+    switch (specialization) {
+    case ALPHAMOE_SPECIALIZATION_AUTO: return "auto";
+    case ALPHAMOE_SPECIALIZATION_TINY: return "tiny";
+    case ALPHAMOE_SPECIALIZATION_SMALL: return "small";
+    case ALPHAMOE_SPECIALIZATION_LARGE: return "large";
+    }
+    return nullptr;
+}
 
-const char *alphamoe_version_string(void) { return ALPHAMOE_VERSION_STRING; }
-
-}  // extern "C"
+}  // namespace alphamoe

@@ -29,65 +29,89 @@ import time
 # the entry with it.
 MUTATIONS = [
     # Bugs planted by an outside review, each once missed by every CPU test.
-    ('workspace four bytes short', 'capi/router.cpp',
+    ('workspace four bytes short', 'capi/params.cpp',
      'r->workspace_bytes = (bytes + 127) / 128 * 128;', 'r->workspace_bytes = (bytes + 127) / 128 * 128 - 4;'),
-    ('the GPU claims every flavour', 'capi/flavour.cpp',
-     'return p.num_groups <= kMaxGpuGroups;', 'return p.num_groups > 0;'),
-    ('the scaling factor is no flavour', 'capi/flavour.cpp',
-     ' || p.routed_scaling_factor != 1.0f ||', ' ||'),
-    ('launch capacity one short', 'capi/route.cpp',
+    ('the GPU claims every flavour', 'capi/plan.cpp',
+     'return p.num_groups <= kMaxGpuGroups;', 'return true;'),
+    ('the scaling factor is no flavour', 'capi/plan.cpp',
+     'p.routed_scaling_factor != 1.0f || p.local_expert_count', 'p.local_expert_count'),
+    ('launch capacity one short', 'capi/launch.cpp',
      'a.capacity = static_cast<int32_t>(router.capacity);', 'a.capacity = static_cast<int32_t>(router.capacity) - 1;'),
-    ('tail fill dropped from the launch', 'capi/route.cpp',
+    ('tail fill dropped from the launch', 'capi/launch.cpp',
      'a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize', 'a.flags = p.flags & (kFlagNoRenormalize'),
-    ('small takes over at 192 tokens', 'capi/selection.cpp',
-     '{90, 16, 256, 128, kWarpsPerBlock / 2', '{90, 16, 256, 192, kWarpsPerBlock / 2'),
-    ('padded group sizes in int32', 'capi/host_plan.cpp',
+    ('large takes over at 192 tokens', 'capi/plan.cpp',
+     '{0, 16, 128, 256, kWarpsPerBlock / 2', '{0, 16, 192, 256, kWarpsPerBlock / 2'),
+    ('padded group sizes in int32', 'capi/reference/plan.cpp',
      '(static_cast<int64_t>(count[l]) + bm - 1) / bm * bm', '(count[l] + bm - 1) / bm * bm'),
     # Validation and sizing.
-    ('top_k one past its bound', 'capi/router.cpp',
+    ('top_k one past its bound', 'capi/params.cpp',
      'if (p->top_k < 1 || p->top_k > max_k)', 'if (p->top_k < 1 || p->top_k > max_k + 1)'),
-    ('capacity not tight', 'capi/router.cpp',
+    ('capacity not tight', 'capi/params.cpp',
      'const int64_t blocks = nonempty + (pairs - nonempty) / block_m;',
      'const int64_t blocks = nonempty + pairs / block_m;'),
-    ('workspace alignment of a word', 'capi/router.cpp',
+    ('workspace alignment of a word', 'capi/params.cpp',
      'misaligned(b->workspace, kWorkspaceAlignment)', 'misaligned(b->workspace, 4)'),
-    ('expert_ids capacity one short accepted', 'capi/router.cpp',
+    ('expert_ids capacity one short accepted', 'capi/params.cpp',
      'b->expert_ids_capacity < router->capacity / p.block_m', 'b->expert_ids_capacity < router->capacity / p.block_m - 1'),
     ('a struct read past its size', 'capi/struct_io.h',
      'memcpy(out, in, in->struct_size < sizeof(T) ? in->struct_size : sizeof(T));', 'memcpy(out, in, sizeof(T));'),
     # Handles.
-    ('every handle live', 'capi/router.cpp',
+    ('every handle live', 'capi/params.cpp',
      'return router->magic == kRouterLive ? ALPHAMOE_OK : ALPHAMOE_ERROR_INVALID_HANDLE;', 'return ALPHAMOE_OK;'),
-    ('destroy frees what it is given', 'capi/router.cpp',
+    ('destroy frees what it is given', 'capi/api.cpp',
      'if (check_router(router) != ALPHAMOE_OK) return;', 'if (router == nullptr) return;'),
     # The CPU reference.
-    ('ties go to the later expert', 'capi/host_topk.cpp',
+    ('ties go to the later expert', 'capi/reference/topk.cpp',
      'if (held == n_select && key <= held_keys[held - 1]) continue;',
      'if (held == n_select && key < held_keys[held - 1]) continue;'),
-    ('a NaN sigmoid weighs 1', 'capi/host_scoring.cpp',
+    ('a NaN sigmoid weighs 1', 'capi/reference/scoring.cpp',
      'w[j] = isnan(s) ? 0.0 : static_cast<double>(s);', 'w[j] = isnan(s) ? 1.0 : static_cast<double>(s);'),
-    ('weights unscaled', 'capi/host_scoring.cpp',
+    ('weights unscaled', 'capi/reference/scoring.cpp',
      'weights[j] = static_cast<float>(w[j] * scale);', 'weights[j] = static_cast<float>(w[j]);'),
-    ('tail blocks of expert 0', 'capi/host_plan.cpp',
+    ('tail blocks of expert 0', 'capi/reference/plan.cpp',
      'b.expert_ids[block] = -1;', 'b.expert_ids[block] = 0;'),
-    ('expert_offsets[L] one short', 'capi/host_plan.cpp',
+    ('expert_offsets[L] one short', 'capi/reference/plan.cpp',
      'if (b.expert_offsets) b.expert_offsets[L] = live_length;', 'if (b.expert_offsets) b.expert_offsets[L] = live_length - 1;'),
+    # The launch plan.
+    ('a grid of 8 CTAs not a cluster', 'capi/plan.cpp',
+     'if (plan.grid_ctas <= cluster && plan.tokens_per_cta <= kMaxClusterCtaTokens)',
+     'if (plan.grid_ctas < cluster && plan.tokens_per_cta <= kMaxClusterCtaTokens)'),
+    ('a small cluster of the portable size', 'capi/plan.cpp',
+     'plan.cluster_ctas = plan.grid_ctas;', 'plan.cluster_ctas = cluster;'),
+    ('one CTA takes one token', 'capi/plan.cpp',
+     'plan.tokens_per_cta = tokens;', 'plan.tokens_per_cta = 1;'),
+    ('a CTA a token for softmax routers', 'capi/plan.cpp',
+     'c.num_tokens <= t.token_ctas_max_tokens && p.scoring == ALPHAMOE_SCORING_SIGMOID &&',
+     'c.num_tokens <= t.token_ctas_max_tokens &&'),
+    ('candidates of wider rows', 'capi/plan.cpp',
+     'if (e.width != c.width) return false;', 'if (e.width < c.width) return false;'),
+    ('staged pairs without the staged variant', 'capi/plan.cpp',
+     'if ((v == kVariant_staged || v == kVariant_staged_half_logits) && stages_pairs(plan.tokens_per_cta, p, t))',
+     'if (stages_pairs(plan.tokens_per_cta, p, t))'),
+    ('token bits in the flavoured large kernel', 'capi/plan.cpp',
+     '(!k.flavoured || (plan.specialization == ALPHAMOE_SPECIALIZATION_SMALL && !expert_map))',
+     '(!k.flavoured || !expert_map)'),
+    ('the one-token plan for two tokens', 'capi/plan.cpp',
+     'if (few && c.num_tokens == 1) bits |= kPlanOneToken;', 'if (few && c.num_tokens <= 2) bits |= kPlanOneToken;'),
+    ('the few-token plan over a local range', 'capi/plan.cpp',
+     '(!expert_map && p.local_expert_count == p.num_experts)', '!expert_map'),
+    ('token warps past their block_m', 'capi/plan.cpp',
+     'p.block_m <= kTokenWarpsPlanMaxBlockM', 'p.block_m <= 2 * kTokenWarpsPlanMaxBlockM'),
     # The launch.
-    ('a grid of 8 CTAs not a cluster', 'capi/selection.cpp',
-     'selection.grid_ctas <= kMaxClusterCtas &&', 'selection.grid_ctas < kMaxClusterCtas &&'),
-    ('PDL by the wrong flag', 'capi/route.cpp',
+    ('PDL by the wrong flag', 'capi/launch.cpp',
      'if (router.params.flags & ALPHAMOE_FLAG_PDL) {', 'if (router.params.flags & ALPHAMOE_FLAG_TAIL_FILL) {'),
-    ('the bias passed without its flag', 'capi/route.cpp',
+    ('the bias passed without its flag', 'capi/launch.cpp',
      'a.correction_bias = (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr;',
      'a.correction_bias = b.correction_bias;'),
-    ('one CTA takes one token', 'capi/route.cpp',
-     'tiny.tokens_per_cta = num_tokens > 0 ? num_tokens : 1;', 'tiny.tokens_per_cta = 1;'),
-    ('occupancy overstated', 'capi/device_state.cpp',
+    ('a plan of another grid carried out', 'capi/plan.cpp',
+     'a.specialization == b.specialization && a.grid_ctas == b.grid_ctas &&',
+     'a.specialization == b.specialization &&'),
+    ('occupancy overstated', 'capi/device.cpp',
      'a.cooperative_ctas_per_sm = min_occupancy;', 'a.cooperative_ctas_per_sm = min_occupancy + 1;'),
     # The driver and the images.
     ("the toolkit's stub library taken for a driver", 'capi/driver.cpp',
      'case CUDA_ERROR_STUB_LIBRARY: return ALPHAMOE_ERROR_NO_DRIVER;', 'case CUDA_ERROR_STUB_LIBRARY:'),
-    ('archs alignment unchecked', 'capi/images.cpp',
+    ('archs alignment unchecked', 'capi/api.cpp',
      '% alignof(int32_t) != 0', '% 1 != 0'),
     ('a status message misnamed', 'capi/status.cpp',
      'return "ALPHAMOE_ERROR_INVALID_HANDLE: the router', 'return "ALPHAMOE_ERROR_INVALID_HANDLES: the router'),
@@ -95,9 +119,9 @@ MUTATIONS = [
 
 # Mutations no CPU test is meant to kill, each with the reason.
 ALLOWED_SURVIVORS = {
-    # Where small takes over from large is performance only: both compute
+    # Where large takes over from small is performance only: both compute
     # the same plan. The benchmark's verdict on the GPU catches it.
-    'small takes over at 192 tokens',
+    'large takes over at 192 tokens',
 }
 
 # Host tests that test no host library code: the arch gate of the build
@@ -109,7 +133,8 @@ ORDER = ['info', 'header_c99', 'exported_symbols', 'launch_h100', 'launch_partit
          'score_math', 'fuzz_corpus_replay', 'sizing', 'reference', 'divisor', 'int32_edges', 'flavours']
 
 # What of the tree a scratch build reads.
-COPIED = ['meson.build', 'meson_options.txt', 'README.md', 'include', 'capi', 'kernels', 'test', 'packaging']
+COPIED = ['meson.build', 'meson_options.txt', 'README.md', 'include', 'capi', 'kernels', 'test', 'packaging',
+          'tools', 'bench']
 SKIPPED_DIRS = {'__pycache__', 'target', 'build-deb'}
 
 KERNELS_STUB = """# The scratch build of test/mutate.py: the kernel images of another build.

@@ -14,7 +14,12 @@
  *     the plain kernels take them, the row width of the candidates;
  *   - the parameter block (kernels/route_args.h) carries the router's
  *     normalized parameters, the call's buffers, the sized capacity, the
- *     kernel flags of the public ones, the selection's tokens per CTA.
+ *     kernel flags of the public ones, the selection's tokens per CTA and
+ *     the plan bits route_args.h documents for the entry point launched;
+ *   - alphamoe_router_candidates gives every entry point that serves the
+ *     call on the selection's grid, the selection first, and
+ *     alphamoe_route_with_plan launches each as it says and refuses a plan
+ *     that is none of them.
  * argv[1] names the device: "h100" (132 multiprocessors), "partitioned"
  * (16, where a cluster of 16 CTAs does not fit) or "green" (132, in a
  * context that holds 20 of them). Needs no GPU. */
@@ -78,14 +83,84 @@ struct Call {
     std::string what;
 };
 
+/* An entry point's name, read:
+ * alphamoe_<specialization>_<routed|shared>[_flavours][_<variant>]_w<slots>. */
+struct EntryName {
+    std::string specialization, mode, variant;  // variant "" (plain) or "_<variant>"
+    bool flavoured;
+    int slots;
+    std::string kernel() const { return specialization + "_" + mode + (flavoured ? "_flavours" : ""); }
+};
+
+EntryName parse_entry_name(const std::string &name) {
+    EntryName e = {"", "", "", false, 0};
+    const std::string prefix = "alphamoe_";
+    const size_t width_at = name.rfind("_w");
+    if (name.compare(0, prefix.size(), prefix) != 0 || width_at == std::string::npos)
+        fail_msg("%s: not an entry point's name", name.c_str());
+    e.slots = atoi(name.c_str() + width_at + 2);
+    std::string rest = name.substr(prefix.size(), width_at - prefix.size());
+    const size_t spec_end = rest.find('_');
+    e.specialization = rest.substr(0, spec_end);
+    rest = spec_end == std::string::npos ? "" : rest.substr(spec_end + 1);
+    const size_t mode_end = rest.find('_');
+    e.mode = rest.substr(0, mode_end);
+    rest = mode_end == std::string::npos ? "" : rest.substr(mode_end);
+    const std::string flavours = "_flavours";
+    e.flavoured = rest.compare(0, flavours.size(), flavours) == 0;
+    e.variant = e.flavoured ? rest.substr(flavours.size()) : rest;
+    return e;
+}
+
+/* The row width (slots of 32) of the call's candidates: the narrowest power
+ * of two holding them. */
+int row_slots(const alphamoe_params &p) {
+    const int32_t candidates = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) ? p.num_experts - 1 : p.num_experts;
+    int slots = 1;
+    while (32 * slots < candidates) slots *= 2;
+    return slots;
+}
+
+/* RouteArgs.plan as kernels/route_args.h documents each bit, for entry
+ * point e on the selection's grid. */
+uint32_t expected_plan_bits(const alphamoe_params &p, int32_t M, const alphamoe_selection &s, const EntryName &e) {
+    const bool one_cta = s.specialization == ALPHAMOE_SPECIALIZATION_TINY;
+    const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
+    // Few tokens: one CTA, a token a warp at most, and each token's ids
+    // distinct plan experts (always in the plain kernels; in the flavoured
+    // ones without an expert map or a local range).
+    const bool every_id_planned = !e.flavoured || (!expert_map && p.local_expert_count == p.num_experts);
+    const bool few = one_cta && every_id_planned && M <= alphamoe::kWarpsPerBlock;
+    uint32_t bits = 0;
+    if (few) bits |= alphamoe::kPlanFewTokens;
+    if (few && M == 1) bits |= alphamoe::kPlanOneToken;
+    if (few && !e.flavoured && M >= 2 && M <= p.block_m && p.block_m <= alphamoe::kTokenWarpsPlanMaxBlockM)
+        bits |= alphamoe::kPlanTokenWarps;
+    // Token bits: a grid CTA of a token a warp at most, in the plain kernels
+    // and the flavoured small one without an expert map.
+    if (!one_cta && s.tokens_per_cta <= alphamoe::kWarpsPerBlock &&
+        (!e.flavoured || (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && !expert_map)))
+        bits |= alphamoe::kPlanTokenBits;
+    // Staged pairs: a staged entry point whose CTA counts by rows, whose
+    // pairs fit the list and average more than two an expert (the tuning
+    // in capi/plan.cpp).
+    const int64_t pairs = static_cast<int64_t>(s.tokens_per_cta) * p.top_k;
+    if (e.variant.find("staged") != std::string::npos && s.tokens_per_cta > alphamoe::kWarpsPerBlock &&
+        pairs <= alphamoe::kStagedMaxPairs && pairs > 2 * static_cast<int64_t>(p.local_expert_count))
+        bits |= alphamoe::kPlanStagedPairs;
+    return bits;
+}
+
 const CUlaunchAttribute *find_attribute(const FakeLaunch &l, CUlaunchAttributeID id) {
     for (unsigned i = 0; i < l.attribute_count; ++i)
         if (l.attributes[i].id == id) return &l.attributes[i];
     return nullptr;
 }
 
-/* One launch against the selection `s` it must carry out. */
-void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &s) {
+/* One launch against the selection `s` it must carry out. chosen: s is
+ * alphamoe_router_select's, whose entry point the call's parameters
+ * decide; else one of the candidates, which must only serve the call. */
+void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &s, bool chosen) {
     const alphamoe_params &p = c.p;
     const char *what = c.what.c_str();
     const int32_t M = c.M;
@@ -98,37 +173,37 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
 
     // The kernel: alphamoe_<specialization>_<routed|shared>[_flavours]<variant>_w<slots>.
     const bool shared = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
-    const bool flavoured = is_flavour(p) || (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M > 16);
-    const std::string family = std::string("alphamoe_") + alphamoe_specialization_name(s.specialization) +
-                               (shared ? "_shared" : "_routed") + (flavoured ? "_flavours" : "");
-    const int32_t candidates = shared ? p.num_experts - 1 : p.num_experts;
-    int slots = 1;
-    while (32 * slots < candidates) slots *= 2;
-    const std::string width = "_w" + std::to_string(slots);
     const std::string name = l.kernel;
     if (name != alphamoe_entry_point_name(s.entry_point_index))
         fail_msg("%s: launched %s, the selection names %s", what, l.kernel, alphamoe_entry_point_name(s.entry_point_index));
-    if (name.compare(0, family.size(), family) != 0 || name.size() < family.size() + width.size() ||
-        name.compare(name.size() - width.size(), width.size(), width) != 0)
-        fail_msg("%s: launched %s, want %s<variant>%s", what, l.kernel, family.c_str(), width.c_str());
-    const std::string variant = name.substr(family.size(), name.size() - family.size() - width.size());
+    const EntryName e = parse_entry_name(name);
     const bool half = p.logits_type != ALPHAMOE_LOGITS_F32;
     const bool token_ctas = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && s.tokens_per_cta == 1 && M >= 2;
+    if (e.specialization != alphamoe_specialization_name(s.specialization) || e.mode != (shared ? "shared" : "routed") ||
+        e.slots != row_slots(p))
+        fail_msg("%s: launched %s, want alphamoe_%s_%s[_flavours]<variant>_w%d", what, l.kernel,
+                 alphamoe_specialization_name(s.specialization), shared ? "shared" : "routed", row_slots(p));
+    const std::string &variant = e.variant;
     if (variant != "" && variant != "_one_token" && variant != "_staged" && variant != "_half_logits" &&
         variant != "_staged_half_logits" && variant != "_token_ctas")
         fail_msg("%s: %s is no entry point the library has", what, l.kernel);
     if (!half && variant.find("half_logits") != std::string::npos)
         fail_msg("%s: fp32 logits launched on %s", what, l.kernel);
-    if (half && !flavoured && variant.find("half_logits") == std::string::npos)
+    if (half && !e.flavoured && variant.find("half_logits") == std::string::npos)
         fail_msg("%s: 16-bit logits launched on the plain kernels' fp32 entry point %s", what, l.kernel);
-    if ((variant == "_one_token") != (variant == "_one_token" && M == 1 && flavoured))
-        fail_msg("%s: %s for %d tokens", what, l.kernel, M);
-    if ((variant == "_token_ctas") != token_ctas)
-        fail_msg("%s: %s, a CTA a token is %s (tokens per CTA %d)", what, l.kernel, token_ctas ? "selected" : "not",
-                 s.tokens_per_cta);
     if (variant.find("staged") != std::string::npos &&
-        (flavoured || s.specialization != ALPHAMOE_SPECIALIZATION_LARGE))
+        (e.flavoured || s.specialization != ALPHAMOE_SPECIALIZATION_LARGE))
         fail_msg("%s: %s", what, l.kernel);
+    if (chosen) {
+        const bool flavoured = is_flavour(p) || (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M > 16);
+        if (e.flavoured != flavoured)
+            fail_msg("%s: launched %s, want the %s kernel", what, l.kernel, flavoured ? "flavoured" : "plain");
+        if ((variant == "_one_token") != (variant == "_one_token" && M == 1 && flavoured))
+            fail_msg("%s: %s for %d tokens", what, l.kernel, M);
+        if ((variant == "_token_ctas") != token_ctas)
+            fail_msg("%s: %s, a CTA a token is %s (tokens per CTA %d)", what, l.kernel,
+                     token_ctas ? "selected" : "not", s.tokens_per_cta);
+    }
 
     // Attributes: one cluster where small's grid is one (header: at most 8
     // CTAs of at most 4095 tokens, or a CTA a token), else cooperative where
@@ -195,6 +270,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(topk_groups, p.topk_groups);
     ARG(local_begin, p.local_expert_begin);
     ARG(plan_experts, p.local_expert_count);
+    ARG(plan, expected_plan_bits(p, M, s, e));
     // Divisors: exact for a spread of numerators below 2^31.
     static const uint32_t numerators[] = {0, 1, 7, 255, 256, 4095, 65537, 1000003, 123456789, 2147483646, 2147483647};
     for (uint32_t n : numerators)
@@ -225,6 +301,96 @@ alphamoe_device_attributes device_attributes() {
         fail_msg("attributes cc %d, %d SMs, occupancy %d, cooperative %d: not the fake device's", d.compute_capability,
                  d.multiprocessor_count, d.cooperative_ctas_per_sm, d.cooperative_launch);
     return d;
+}
+
+/* Whether entry point e computes the call's results on the selection's
+ * grid (router_diagnostics.h: another variant, the flavoured kernel for a
+ * plain call): its specialization, expert mode and row width; 16-bit logits
+ * only in half_logits entry points, which take nothing else, fp32 ones
+ * only in the others; a plain kernel only for the first version's routing,
+ * its tiny one only for at most a token a warp. */
+bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
+    const alphamoe_params &p = c.p;
+    const bool shared = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
+    const bool half = p.logits_type != ALPHAMOE_LOGITS_F32;
+    const bool reads_half = e.variant.find("half_logits") != std::string::npos;
+    if (e.specialization != alphamoe_specialization_name(s.specialization) || e.mode != (shared ? "shared" : "routed") ||
+        e.slots != row_slots(p))
+        return false;
+    if (reads_half && !half) return false;
+    if (e.flavoured) return true;
+    return reads_half == half && !is_flavour(p) &&
+           (s.specialization != ALPHAMOE_SPECIALIZATION_TINY || c.M <= alphamoe::kWarpsPerBlock);
+}
+
+/* alphamoe_router_candidates: the selection first, then every other entry
+ * point that serves the call, each once, on the selection's grid; each
+ * launched by alphamoe_route_with_plan as it says. A plan of no candidate
+ * is refused without a launch. */
+void check_candidates(const Call &c, const alphamoe_device_attributes &d, const alphamoe_selection &s) {
+    const char *what = c.what.c_str();
+    const int32_t entries = alphamoe_entry_point_count();
+    std::vector<alphamoe_selection> plans(static_cast<size_t>(entries) + 1);
+    for (alphamoe_selection &plan : plans) {
+        memset(&plan, 0xA5, sizeof plan);
+        plan.struct_size = sizeof plan;
+    }
+    int32_t count = -1;
+    assert_int_equal(alphamoe_router_candidates(c.router, c.M, &d, plans.data(), entries + 1, &count), ALPHAMOE_OK);
+    if (count < 1 || count > entries) fail_msg("%s: %d candidates", what, count);
+    if (memcmp(&plans[0], &s, sizeof s) != 0) fail_msg("%s: the first candidate is not the selection", what);
+    std::vector<bool> listed(static_cast<size_t>(entries), false);
+    for (int32_t i = 0; i < count; ++i) {
+        const alphamoe_selection &plan = plans[static_cast<size_t>(i)];
+        if (plan.entry_point_index < 0 || plan.entry_point_index >= entries || listed[plan.entry_point_index])
+            fail_msg("%s: candidate %d names entry point %d", what, i, plan.entry_point_index);
+        listed[plan.entry_point_index] = true;
+        const char *name = alphamoe_entry_point_name(plan.entry_point_index);
+        const char *kernel = alphamoe_kernel_name(plan.kernel_index);
+        if (plan.struct_size != sizeof plan || plan.specialization != s.specialization ||
+            plan.grid_ctas != s.grid_ctas || plan.block_threads != s.block_threads ||
+            plan.cooperative != s.cooperative || plan.image_arch != s.image_arch ||
+            plan.tokens_per_cta != s.tokens_per_cta || plan.cluster_ctas != s.cluster_ctas || kernel == nullptr ||
+            parse_entry_name(name).kernel() != kernel)
+            fail_msg("%s: candidate %d (%s) is not on the selection's grid, or not of its kernel", what, i, name);
+    }
+    for (int32_t e = 0; e < entries; ++e) {
+        const bool want = serves(c, s, parse_entry_name(alphamoe_entry_point_name(e)));
+        if (listed[e] != want)
+            fail_msg("%s: %s is %s a candidate", what, alphamoe_entry_point_name(e), listed[e] ? "wrongly" : "not");
+    }
+    for (int32_t i = 0; i < count; ++i) {
+        fake_reset();
+        const alphamoe_status st = alphamoe_route_with_plan(c.router, c.M, c.logits, &c.b, &plans[static_cast<size_t>(i)],
+                                                            reinterpret_cast<struct CUstream_st *>(c.stream));
+        if (st != ALPHAMOE_OK || fake_launch_count() != 1)
+            fail_msg("%s: candidate %s: status %s after %d launches", what,
+                     alphamoe_entry_point_name(plans[static_cast<size_t>(i)].entry_point_index),
+                     alphamoe_status_string(st), fake_launch_count());
+        check_launch(c, *fake_launch(0), plans[static_cast<size_t>(i)], false);
+    }
+    // The selection on another grid, and the first entry point that serves
+    // no such call, with its kernel.
+    std::vector<alphamoe_selection> refused(1, s);
+    refused[0].grid_ctas += 1;
+    for (int32_t e = 0; e < entries && refused.size() == 1; ++e) {
+        if (listed[e]) continue;
+        alphamoe_selection unlisted = s;
+        unlisted.entry_point_index = e;
+        const std::string kernel = parse_entry_name(alphamoe_entry_point_name(e)).kernel();
+        for (int32_t k = 0; k < alphamoe_kernel_count(); ++k)
+            if (kernel == alphamoe_kernel_name(k)) unlisted.kernel_index = k;
+        refused.push_back(unlisted);
+    }
+    for (const alphamoe_selection &plan : refused) {
+        fake_reset();
+        const alphamoe_status st = alphamoe_route_with_plan(c.router, c.M, c.logits, &c.b, &plan,
+                                                            reinterpret_cast<struct CUstream_st *>(c.stream));
+        if (st != ALPHAMOE_ERROR_INVALID_ARGUMENT || fake_launch_count() != 0)
+            fail_msg("%s: a plan of no candidate (%s, grid %d): status %s after %d launches", what,
+                     alphamoe_entry_point_name(plan.entry_point_index), plan.grid_ctas, alphamoe_status_string(st),
+                     fake_launch_count());
+    }
 }
 
 float g_logits[16];  // never read: the fake driver runs nothing
@@ -285,7 +451,8 @@ void route_and_check(alphamoe_router *r, int32_t M, test_rng *rng, CUresult refu
     // One launch, the plan's; a refused one is the call's status.
     if (st != (refuse ? ALPHAMOE_ERROR_CUDA : ALPHAMOE_OK) || fake_launch_count() != 1)
         fail_msg("%s: status %s after %d launches", what, alphamoe_status_string(st), fake_launch_count());
-    check_launch(c, *fake_launch(0), s);
+    check_launch(c, *fake_launch(0), s, true);
+    check_candidates(c, d, s);
     free(workspace);
     host_plan_free(&plan);
 }

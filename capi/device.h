@@ -2,8 +2,8 @@
 // once each: the device's entry points loaded and prepared, its attributes
 // and occupancy, and each context's view of it (its multiprocessors and the
 // largest cluster it holds), which the launch plan reads.
-#ifndef ALPHAMOE_CAPI_DEVICE_STATE_H
-#define ALPHAMOE_CAPI_DEVICE_STATE_H
+#ifndef ALPHAMOE_CAPI_DEVICE_H
+#define ALPHAMOE_CAPI_DEVICE_H
 
 #include "alphamoe/router_diagnostics.h"
 #include "driver.h"
@@ -35,6 +35,12 @@ alphamoe_status context_state_for_stream(const Driver &driver, CUstream stream, 
 // The state of device `ordinal`, resolved in its primary context when it is
 // not resolved yet.
 alphamoe_status device_state_for_ordinal(const Driver &driver, int ordinal, const DeviceState **out);
+
+// The name (in name[0..name_size - 1), which must be zeroed) and compute
+// capability of device `ordinal`, in [0, device_count), as the driver
+// tells them: nothing is resolved.
+alphamoe_status describe_device(const Driver &driver, int ordinal, char *name, size_t name_size,
+                                int32_t *compute_capability);
 
 }  // namespace alphamoe
 

@@ -1,8 +1,8 @@
 // The host reference's scoring: logits of any type as fp32, the keys that
 // rank experts, and the gate weights of the chosen ones (README, "What a
 // call computes").
-#ifndef ALPHAMOE_CAPI_HOST_SCORING_H
-#define ALPHAMOE_CAPI_HOST_SCORING_H
+#ifndef ALPHAMOE_CAPI_REFERENCE_SCORING_H
+#define ALPHAMOE_CAPI_REFERENCE_SCORING_H
 
 #include <stdint.h>
 

@@ -1,4 +1,4 @@
-#include "device_state.h"
+#include "device.h"
 
 #include <atomic>
 #include <pthread.h>
@@ -312,6 +312,19 @@ alphamoe_status device_state_for_ordinal(const Driver &d, int ordinal, const Dev
                          return result;
                      },
                      out);
+}
+
+alphamoe_status describe_device(const Driver &d, int ordinal, char *name, size_t name_size,
+                                int32_t *compute_capability) {
+    CUdevice dev = -1;
+    int major = 0, minor = 0;
+    CUresult r = d.DeviceGet(&dev, ordinal);
+    if (r == CUDA_SUCCESS) r = d.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+    if (r == CUDA_SUCCESS) r = d.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    if (r == CUDA_SUCCESS) r = d.DeviceGetName(name, static_cast<int>(name_size) - 1, dev);
+    if (r != CUDA_SUCCESS) return status_from_cuda(r);
+    *compute_capability = major * 10 + minor;
+    return ALPHAMOE_OK;
 }
 
 }  // namespace alphamoe

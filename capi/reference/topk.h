@@ -1,7 +1,7 @@
 // The host reference's expert selection: the ranking order, plain top-k
 // and grouped top-k.
-#ifndef ALPHAMOE_CAPI_HOST_TOPK_H
-#define ALPHAMOE_CAPI_HOST_TOPK_H
+#ifndef ALPHAMOE_CAPI_REFERENCE_TOPK_H
+#define ALPHAMOE_CAPI_REFERENCE_TOPK_H
 
 #include <stdint.h>
 

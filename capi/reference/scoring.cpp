@@ -1,6 +1,6 @@
 // Weights are computed in double from the fp32 logits (and, for sigmoid
 // scoring, from the fp32 scores of the shared formula) and rounded once.
-#include "host_scoring.h"
+#include "scoring.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,11 +1,11 @@
 // The host reference's route plan: pairs grouped by local expert, each
 // group padded to a multiple of block_m.
-#ifndef ALPHAMOE_CAPI_HOST_PLAN_H
-#define ALPHAMOE_CAPI_HOST_PLAN_H
+#ifndef ALPHAMOE_CAPI_REFERENCE_PLAN_H
+#define ALPHAMOE_CAPI_REFERENCE_PLAN_H
 
 #include <stdint.h>
 
-#include "router_internal.h"
+#include "params.h"
 
 namespace alphamoe {
 

@@ -1,26 +1,23 @@
-// alphamoe_route_host: the contract, executed on the CPU in the plainest
+// route_on_host: the contract, executed on the CPU in the plainest
 // way that is still fast enough for millions of pairs. Every flavour runs
-// here; scoring, selection and the plan live in host_scoring, host_topk
-// and host_plan.
-#include "host_plan.h"
-#include "host_scoring.h"
-#include "host_topk.h"
-#include "router_internal.h"
+// here; scoring, selection and the plan live in scoring.cpp, topk.cpp and
+// plan.cpp beside this file.
+#include "reference.h"
 
-using namespace alphamoe;
+#include "plan.h"
+#include "scoring.h"
+#include "topk.h"
 
-extern "C" alphamoe_status alphamoe_route_host(const alphamoe_router *router, int32_t num_tokens,
-                                               const void *logits, const alphamoe_buffers *buffers) {
-    alphamoe_buffers b;
-    const alphamoe_status s = validate_call(router, num_tokens, logits, buffers, false, &b);
-    if (s != ALPHAMOE_OK) return s;
+namespace alphamoe {
+
+void route_on_host(const alphamoe_router &router, int32_t num_tokens, const void *logits, const alphamoe_buffers &b) {
     if (num_tokens == 0) {
         *b.num_tokens_post_padded = 0;
-        return ALPHAMOE_OK;
+        return;
     }
-    const alphamoe_params &p = router->params;
+    const alphamoe_params &p = router.params;
     const int32_t E = p.num_experts, k = p.top_k;
-    const bool shared = shared_expert(*router);
+    const bool shared = shared_expert(router);
     const int32_t n_candidates = shared ? E - 1 : E;
     const int32_t n_select = shared ? k - 1 : k;
 
@@ -37,6 +34,7 @@ extern "C" alphamoe_status alphamoe_route_host(const alphamoe_router *router, in
         if (shared) ids[k - 1] = E - 1;
         gate_weights(p, row, ids, b.topk_weights + static_cast<int64_t>(t) * k);
     }
-    write_plan(*router, num_tokens, local_of, b);
-    return ALPHAMOE_OK;
+    write_plan(router, num_tokens, local_of, b);
 }
+
+}  // namespace alphamoe

@@ -1,4 +1,4 @@
-#include "host_plan.h"
+#include "plan.h"
 
 #include <string.h>
 

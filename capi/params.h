@@ -1,7 +1,8 @@
-// The router object and the argument checks shared by the GPU launch and
-// the host reference.
-#ifndef ALPHAMOE_CAPI_ROUTER_INTERNAL_H
-#define ALPHAMOE_CAPI_ROUTER_INTERNAL_H
+// The router object: its parameters validated and normalized once, the
+// plan capacity and workspace they need, and the argument checks every
+// call makes, shared by the GPU launch and the host reference.
+#ifndef ALPHAMOE_CAPI_PARAMS_H
+#define ALPHAMOE_CAPI_PARAMS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +32,20 @@ constexpr int64_t kWorkspaceAlignment = 16;
 // The magic word of a live router, and what destruction leaves in its place.
 constexpr uint32_t kRouterLive = 0x524f4d41u;  // "AMOR"
 constexpr uint32_t kRouterDestroyed = 0xdeadd00du;
+
+// Validates the parameters and normalizes their defaults (a row stride,
+// groups, scale or local range of 0) in place.
+alphamoe_status validate_params(alphamoe_params *p);
+
+// A live router of validated parameters, its plan capacity and workspace
+// sized (ALPHAMOE_ERROR_MAX_TOKENS where the capacity passes int32).
+alphamoe_status create_router(const alphamoe_params &p, alphamoe_router **out);
+
+// Marks a live router destroyed and frees it.
+void destroy_router(alphamoe_router *router);
+
+// The sizes alphamoe_router_sizes reports.
+alphamoe_sizes router_sizes(const alphamoe_router &router);
 
 // The check every entry point that takes a router makes first:
 // ALPHAMOE_ERROR_NULL_POINTER for NULL, ALPHAMOE_ERROR_INVALID_HANDLE where

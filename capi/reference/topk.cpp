@@ -1,4 +1,4 @@
-#include "host_topk.h"
+#include "topk.h"
 
 #include <string.h>
 

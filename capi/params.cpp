@@ -1,10 +1,12 @@
-// Router creation, parameter validation and sizing: host only.
+// Router creation, parameter validation and sizing, and the checks of a
+// call's arguments: host only.
+#include "params.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "route_args.h"
-#include "router_internal.h"
 #include "struct_io.h"
 
 namespace alphamoe {
@@ -86,14 +88,6 @@ alphamoe_status validate_expert_parallel(alphamoe_params *p) {
     return ALPHAMOE_OK;
 }
 
-alphamoe_status validate_params(alphamoe_params *p) {
-    alphamoe_status s = validate_shape(p);
-    if (s == ALPHAMOE_OK) s = validate_scoring(p);
-    if (s == ALPHAMOE_OK) s = validate_expert_parallel(p);
-    if (s == ALPHAMOE_OK && p->reserved != 0) s = ALPHAMOE_ERROR_INVALID_ARGUMENT;
-    return s;
-}
-
 // Contract section 5: the tight bound on the padded plan length.
 int64_t plan_capacity(int64_t pairs, int64_t experts, int64_t block_m) {
     const int64_t nonempty = pairs < experts ? pairs : experts;
@@ -113,6 +107,58 @@ bool misaligned(const void *ptr, uintptr_t alignment) {
 }
 
 }  // namespace
+
+alphamoe_status validate_params(alphamoe_params *p) {
+    alphamoe_status s = validate_shape(p);
+    if (s == ALPHAMOE_OK) s = validate_scoring(p);
+    if (s == ALPHAMOE_OK) s = validate_expert_parallel(p);
+    if (s == ALPHAMOE_OK && p->reserved != 0) s = ALPHAMOE_ERROR_INVALID_ARGUMENT;
+    return s;
+}
+
+alphamoe_status create_router(const alphamoe_params &p, alphamoe_router **out) {
+    const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
+    const int64_t capacity = plan_capacity(pairs, plan_experts(p), p.block_m);
+    if (capacity > INT32_MAX) return ALPHAMOE_ERROR_MAX_TOKENS;
+
+    alphamoe_router *r = static_cast<alphamoe_router *>(calloc(1, sizeof(alphamoe_router)));
+    if (r == nullptr) return ALPHAMOE_ERROR_OUT_OF_MEMORY;
+    r->magic = kRouterLive;
+    r->params = p;
+    r->params.struct_size = sizeof(alphamoe_params);
+    r->capacity = capacity;
+    // Per-expert counts for all E global experts: enough for any local
+    // subset, whatever ids a kernel counts in.
+    const int64_t bytes = alphamoe_workspace_words(p.num_experts, kPhaseClocks) * 4;
+    r->workspace_bytes = (bytes + 127) / 128 * 128;
+    *out = r;
+    return ALPHAMOE_OK;
+}
+
+void destroy_router(alphamoe_router *router) {
+    router->magic = kRouterDestroyed;
+    free(router);
+}
+
+alphamoe_sizes router_sizes(const alphamoe_router &router) {
+    const alphamoe_params &p = router.params;
+    const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
+    const int64_t L = plan_experts(p);
+    alphamoe_sizes z = {};
+    z.struct_size = sizeof(z);
+    z.topk_ids = int32_extent(pairs);
+    z.topk_weights = int32_extent(pairs);
+    z.sorted_token_ids = int32_extent(router.capacity);
+    z.expert_ids = int32_extent(router.capacity / p.block_m);
+    z.num_tokens_post_padded = int32_extent(1);
+    z.expert_counts = int32_extent(L);
+    z.expert_offsets = int32_extent(L + 1);
+    z.pair_to_sorted = int32_extent(pairs);
+    z.workspace.elements = router.workspace_bytes;
+    z.workspace.bytes = router.workspace_bytes;
+    z.workspace_alignment = kWorkspaceAlignment;
+    return z;
+}
 
 alphamoe_status check_router(const alphamoe_router *router) {
     if (router == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
@@ -172,74 +218,3 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
 }
 
 }  // namespace alphamoe
-
-using namespace alphamoe;
-
-extern "C" {
-
-alphamoe_status alphamoe_router_create(const alphamoe_params *params, alphamoe_router **out) {
-    if (out == nullptr) return ALPHAMOE_ERROR_NULL_POINTER;
-    alphamoe_params p;
-    alphamoe_status s = read_struct(params, kParamsVersions, &p);
-    if (s != ALPHAMOE_OK) return s;
-    s = validate_params(&p);
-    if (s != ALPHAMOE_OK) return s;
-    const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
-    const int64_t capacity = plan_capacity(pairs, plan_experts(p), p.block_m);
-    if (capacity > INT32_MAX) return ALPHAMOE_ERROR_MAX_TOKENS;
-
-    alphamoe_router *r = static_cast<alphamoe_router *>(calloc(1, sizeof(alphamoe_router)));
-    if (r == nullptr) return ALPHAMOE_ERROR_OUT_OF_MEMORY;
-    r->magic = kRouterLive;
-    r->params = p;
-    r->params.struct_size = sizeof(alphamoe_params);
-    r->capacity = capacity;
-    // Per-expert counts for all E global experts: enough for any local
-    // subset, whatever ids a kernel counts in.
-    const int64_t bytes = alphamoe_workspace_words(p.num_experts, kPhaseClocks) * 4;
-    r->workspace_bytes = (bytes + 127) / 128 * 128;
-    *out = r;
-    return ALPHAMOE_OK;
-}
-
-void alphamoe_router_destroy(alphamoe_router *router) {
-    if (check_router(router) != ALPHAMOE_OK) return;
-    router->magic = kRouterDestroyed;
-    free(router);
-}
-
-alphamoe_status alphamoe_router_get_params(const alphamoe_router *router, alphamoe_params *out) {
-    alphamoe_status s = check_router(router);
-    if (s != ALPHAMOE_OK) return s;
-    s = check_output_struct(out, kParamsVersions);
-    if (s != ALPHAMOE_OK) return s;
-    write_struct(router->params, out);
-    return ALPHAMOE_OK;
-}
-
-alphamoe_status alphamoe_router_sizes(const alphamoe_router *router, alphamoe_sizes *out) {
-    alphamoe_status s = check_router(router);
-    if (s != ALPHAMOE_OK) return s;
-    s = check_output_struct(out, kSizesSizeV1);
-    if (s != ALPHAMOE_OK) return s;
-    const alphamoe_params &p = router->params;
-    const int64_t pairs = static_cast<int64_t>(p.max_tokens) * p.top_k;
-    const int64_t L = plan_experts(p);
-    alphamoe_sizes z = {};
-    z.struct_size = sizeof(z);
-    z.topk_ids = int32_extent(pairs);
-    z.topk_weights = int32_extent(pairs);
-    z.sorted_token_ids = int32_extent(router->capacity);
-    z.expert_ids = int32_extent(router->capacity / p.block_m);
-    z.num_tokens_post_padded = int32_extent(1);
-    z.expert_counts = int32_extent(L);
-    z.expert_offsets = int32_extent(L + 1);
-    z.pair_to_sorted = int32_extent(pairs);
-    z.workspace.elements = router->workspace_bytes;
-    z.workspace.bytes = router->workspace_bytes;
-    z.workspace_alignment = kWorkspaceAlignment;
-    write_struct(z, out);
-    return ALPHAMOE_OK;
-}
-
-}  // extern "C"
