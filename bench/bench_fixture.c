@@ -17,7 +17,7 @@ static void flavour_inputs(route_fixture *f) {
     }
 }
 
-int bench_fixture_create(route_fixture *f, const fixture_spec *spec, bench_device *d, alphamoe_selection *sel) {
+alphamoe_params bench_fixture_params(const fixture_spec *spec) {
     alphamoe_params p;
     memset(&p, 0, sizeof(p));
     p.struct_size = sizeof(p);
@@ -28,6 +28,11 @@ int bench_fixture_create(route_fixture *f, const fixture_spec *spec, bench_devic
     p.flags = (spec->shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u) | spec->extra_flags;
     p.force_specialization = spec->force;
     bench_flavour_params(spec->flavour, &p);
+    return p;
+}
+
+int bench_fixture_create(route_fixture *f, const fixture_spec *spec, bench_device *d, alphamoe_selection *sel) {
+    const alphamoe_params p = bench_fixture_params(spec);
     ROUTER_TRY(fixture_router(f, &p, spec->tokens));
     memset(sel, 0, sizeof(*sel));
     sel->struct_size = sizeof(*sel);

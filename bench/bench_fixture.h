@@ -27,6 +27,9 @@ typedef struct fixture_spec {
     int32_t flavour;      /* FLAVOUR_* of bench_flavours.h */
 } fixture_spec;
 
+/* The router parameters of a spec. */
+alphamoe_params bench_fixture_params(const fixture_spec *spec);
+
 /* Takes every device buffer from d's arena; one fixture at a time. The
  * flavour's correction bias is small and random, its expert map gives
  * every (E / L)-th expert a local id. */

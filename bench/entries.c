@@ -52,15 +52,7 @@ static entry_time *append_time(entry_results *r) {
 /* Whether the spec's router exists: not every routing takes the shared
  * expert, nor every E DeepSeek-V3's groups. */
 static bool valid_spec(const fixture_spec *spec) {
-    alphamoe_params p;
-    memset(&p, 0, sizeof(p));
-    p.struct_size = sizeof(p);
-    p.num_experts = spec->experts;
-    p.top_k = spec->top_k;
-    p.block_m = spec->block_m;
-    p.max_tokens = spec->tokens;
-    p.flags = spec->shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u;
-    bench_flavour_params(spec->flavour, &p);
+    const alphamoe_params p = bench_fixture_params(spec);
     alphamoe_router *r = NULL;
     if (alphamoe_router_create(&p, &r) != ALPHAMOE_OK) return false;
     alphamoe_router_destroy(r);
