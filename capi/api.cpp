@@ -21,9 +21,10 @@ using namespace alphamoe;
 namespace {
 
 // A C caller may pass any int. In C++ an enum holding a value outside
-// its enumerators' range is undefined, so read the bits as an int.
+// its enumerators' range is undefined, so its bits are read as an int
+// through its address: a copy would load it as the enum.
 template <typename Enum>
-int bits_of(Enum value) {
+int bits_of(const Enum &value) {
     int bits;
     memcpy(&bits, &value, sizeof bits);
     return bits;

@@ -270,7 +270,7 @@ def main():
         return run([route, '--tokens', '256'], work, env)
     if args.kind == 'readme-cuda':
         # README's CUDA example, compiled with the flags alphamoe-router-cuda
-        # gives and run by the C test of the build tree.
+        # gives, routing a batch (packaging/c/readme_cuda_main.c).
         cuda_home = output(['pkg-config', '--variable=cuda_home', 'alphamoe-router-cuda'], env)
         if not os.path.isdir(os.path.join(cuda_home, 'include')):
             skip(f'no CUDA toolkit at {cuda_home} (pkg-config --define-variable=cuda_home=DIR names another)')
@@ -280,7 +280,7 @@ def main():
         flags = output(['pkg-config', '--cflags', '--libs', 'alphamoe-router-cuda'], env).split()
         exe = os.path.join(work, 'readme_cuda')
         if run([cc, '-std=gnu11', '-Wall', '-Wno-missing-field-initializers', '-I', work,
-                os.path.join(source, 'test', 'test_readme_example.c'), *flags, '-o', exe], work, env):
+                os.path.join(packaging, 'c', 'readme_cuda_main.c'), *flags, '-o', exe], work, env):
             return 1
         return run([exe], work, env)
     if args.kind.startswith('readme-'):
