@@ -322,11 +322,18 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
     d.multiprocessor_count = (mode & 2) ? (int32_t)take(in, 4) : 1 + (int32_t)(take(in, 2) % 400);
     d.cooperative_ctas_per_sm = (mode & 4) ? (int32_t)take(in, 4) : (int32_t)(take(in, 1) % 5);
     d.cooperative_launch = (mode & 8) ? (int32_t)take(in, 4) : (int32_t)(take(in, 1) & 1);
+    d.max_cluster_ctas = (mode & 32) ? (int32_t)take(in, 4) : (int32_t)(take(in, 1) % 17);
     if (mode & 16) d.struct_size = take(in, 1) % sizeof d;
 
+    /* The struct's published sizes: 0.2's (no max_cluster_ctas, read as 0)
+     * and this version's. */
+    const size_t first_version = offsetof(alphamoe_device_attributes, max_cluster_ctas);
+    const int size_ok = d.struct_size == sizeof d || d.struct_size == first_version;
+    const int32_t max_cluster = d.struct_size == sizeof d ? d.max_cluster_ctas : 0;
     int has_image = 0;
     for (size_t i = 0; i < sizeof kImageArchs / sizeof kImageArchs[0]; ++i) has_image |= kImageArchs[i] == d.compute_capability;
-    const int sane = d.struct_size >= sizeof d && has_image && d.multiprocessor_count >= 1 && d.cooperative_ctas_per_sm >= 0;
+    const int sane = size_ok && has_image && d.multiprocessor_count >= 1 && d.cooperative_ctas_per_sm >= 0 &&
+                     max_cluster >= 0;
     const int can_cooperate = d.cooperative_launch != 0 && d.cooperative_ctas_per_sm >= 1;
     const int forced_grid = p->force_specialization >= ALPHAMOE_SPECIALIZATION_SMALL;
     const int m_ok = M >= 0 && M <= p->max_tokens;
@@ -343,7 +350,7 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
     before = s;
     const alphamoe_status st = alphamoe_router_select(r, M, &d, &s);
     if (st != ALPHAMOE_OK) {
-        const status_set allowed = S(ALPHAMOE_ERROR_STRUCT_SIZE) * (d.struct_size < sizeof d) |
+        const status_set allowed = S(ALPHAMOE_ERROR_STRUCT_SIZE) * !size_ok |
                                    S(ALPHAMOE_ERROR_NUM_TOKENS) * !m_ok |
                                    S(ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR) * !gpu_flavour |
                                    S(ALPHAMOE_ERROR_NO_IMAGE) * !has_image |
@@ -368,6 +375,11 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
           "specialization %d grid %d coop %d", (int)s.specialization, s.grid_ctas, s.cooperative);
     CHECK(!s.cooperative || s.grid_ctas <= resident, "cooperative grid %d > resident %lld", s.grid_ctas, (long long)resident);
     CHECK(!forced_grid || (int)s.specialization == p->force_specialization, "forced specialization ignored");
+    /* One cluster of the whole grid, small's only, no larger than the
+     * device holds (0: the portable 8). */
+    CHECK(s.cluster_ctas == 0 || (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && s.cluster_ctas == s.grid_ctas &&
+                                  s.cluster_ctas <= (max_cluster > 0 ? max_cluster : 8)),
+          "cluster of %d CTAs, grid %d, the device holds %d", s.cluster_ctas, s.grid_ctas, max_cluster);
 }
 
 /* The next input byte, or a byte of the position once the input is spent. */
