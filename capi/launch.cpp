@@ -41,6 +41,7 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.tokens_per_cta = plan.tokens_per_cta;
     a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
     if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
+    a.flags |= plan.plan_bits;
     a.logits_type = p.logits_type;
     a.correction_bias = (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr;
     a.expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) ? b.expert_map : nullptr;
@@ -50,7 +51,6 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.local_begin = p.local_expert_begin;
     a.plan_experts = p.local_expert_count;
     a.cta_groups = cta_grouping(plan.grid_ctas);
-    a.plan = plan.plan_bits;
     return a;
 }
 

@@ -121,6 +121,13 @@ bool entry_serves(const EntryInfo &e, const Call &c) {
     return !c.flavour && (k.specialization != ALPHAMOE_SPECIALIZATION_TINY || c.num_tokens <= kWarpsPerBlock);
 }
 
+// Whether entry point `e` runs the plan's grid: a cluster beyond the
+// portable size exchanges its counts only in the token-CTA entry points
+// (kernels/small.cu); the others read those of kMaxClusterCtas CTAs.
+bool entry_holds_grid(const EntryInfo &e, const LaunchPlan &plan) {
+    return plan.cluster_ctas <= kMaxClusterCtas || e.variant == kVariant_token_ctas;
+}
+
 // Whether a large-kernel CTA of tokens_per_cta tokens stages its pairs:
 // where it counts by rows (more than a token a warp), the list fits, and
 // its runs are long enough to pay for it.
@@ -130,7 +137,7 @@ bool stages_pairs(int32_t tokens_per_cta, const alphamoe_params &p, const Tuning
            pairs > static_cast<int64_t>(t.staged_min_pairs_per_expert) * p.local_expert_count;
 }
 
-// The kernel's view of the call, as RouteArgs::plan bits, for the chosen
+// The kernel's view of the call, as PlanBits (in RouteArgs::flags), for the chosen
 // kernel and variant.
 uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
     const alphamoe_params &p = *c.p;
@@ -302,7 +309,7 @@ int32_t plan_candidates(const LaunchPlan &chosen, const alphamoe_router &router,
         const EntryInfo &info = entry_info(e);
         const KernelInfo &k = kernel_info(info.kernel);
         if (e != chosen.entry && k.specialization == chosen.specialization && k.shared_expert == c.shared &&
-            entry_serves(info, c))
+            entry_serves(info, c) && entry_holds_grid(info, chosen))
             add(e);
     }
     return n;

@@ -24,7 +24,7 @@ struct LaunchPlan {
     int32_t tokens_per_cta;  // a CTA's contiguous token range
     int32_t cluster_ctas;    // > 0: the grid is one thread-block cluster of this many CTAs
     bool cooperative;        // a co-resident grid launched cooperatively (not a cluster)
-    uint32_t plan_bits;      // RouteArgs::plan (kernels/route_args.h)
+    uint32_t plan_bits;      // PlanBits, in RouteArgs::flags (kernels/route_args.h)
 };
 
 // Whether the kernels implement the router's parameters (validated and

@@ -70,14 +70,20 @@ enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 
 // How the kernel plans the call, decided by the host (capi/plan.cpp) for
 // the call as a whole; a kernel compiles only the paths its entry point
-// can take and reads these bits to choose among them.
+// can take and reads these bits to choose among them. They ride in the
+// high half of RouteArgs::flags: a word of their own would start a constant
+// cache line no other argument needs, one more cold miss a call
+// (e256-m8-k8-bm64-deepseek-v3 with cold code).
 enum PlanBits : uint32_t {
-    kPlanFewTokens = 0x1u,    // one CTA, a token a warp at most, every id planned (few_token_plan.cuh)
-    kPlanOneToken = 0x2u,     // the few-token plan of one token
-    kPlanTokenWarps = 0x4u,   // the few-token plan by token warps (plain kernels)
-    kPlanTokenBits = 0x8u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
-    kPlanStagedPairs = 0x10u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
+    kPlanFewTokens = 0x10000u,    // one CTA, a token a warp at most, every id planned (few_token_plan.cuh)
+    kPlanOneToken = 0x20000u,     // the few-token plan of one token
+    kPlanTokenWarps = 0x40000u,   // the few-token plan by token warps (plain kernels)
+    kPlanTokenBits = 0x80000u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
+    kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
 };
+static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagSigmoid) &
+               (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs)) == 0,
+              "RouteFlags and PlanBits share RouteArgs::flags");
 
 // The grouped selection keeps one group score per lane.
 constexpr int kMaxGpuGroups = 32;
@@ -137,7 +143,7 @@ struct RouteArgs {
     int32_t block_m;
     int32_t capacity;            // sized capacity of sorted_token_ids (tail fill)
     int32_t tokens_per_cta;      // contiguous token range of one CTA
-    uint32_t flags;              // RouteFlags
+    uint32_t flags;              // RouteFlags | PlanBits
     int32_t logits_type;         // LogitsType
     const float *correction_bias;  // [E], with kFlagCorrectionBias
     const int32_t *expert_map;   // [E], with kFlagExpertMap
@@ -148,7 +154,6 @@ struct RouteArgs {
     int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
     alphamoe_divisor block_m_divisor;  // divides by block_m
     CtaGrouping cta_groups;      // the large kernel's, for this grid
-    uint32_t plan;               // PlanBits
 };
 
 }  // namespace alphamoe

@@ -121,7 +121,7 @@ int row_slots(const alphamoe_params &p) {
     return slots;
 }
 
-/* RouteArgs.plan as kernels/route_args.h documents each bit, for entry
+/* RouteArgs.flags' plan bits as kernels/route_args.h documents each, for entry
  * point e on the selection's grid. */
 uint32_t expected_plan_bits(const alphamoe_params &p, int32_t M, const alphamoe_selection &s, const EntryName &e) {
     const bool one_cta = s.specialization == ALPHAMOE_SPECIALIZATION_TINY;
@@ -198,8 +198,13 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
         const bool flavoured = is_flavour(p) || (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M > 16);
         if (e.flavoured != flavoured)
             fail_msg("%s: launched %s, want the %s kernel", what, l.kernel, flavoured ? "flavoured" : "plain");
-        if ((variant == "_one_token") != (variant == "_one_token" && M == 1 && flavoured))
-            fail_msg("%s: %s for %d tokens", what, l.kernel, M);
+        // The CTA ranks a flavoured token of a routed row of 8 slots or more
+        // (kernels/variants.def).
+        const bool one_token = s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M == 1 && flavoured && !shared &&
+                               row_slots(p) >= 8;
+        if ((variant == "_one_token") != one_token)
+            fail_msg("%s: %s for %d tokens: the one-token entry point is %s", what, l.kernel, M,
+                     one_token ? "wanted" : "not");
         if ((variant == "_token_ctas") != token_ctas)
             fail_msg("%s: %s, a CTA a token is %s (tokens per CTA %d)", what, l.kernel,
                      token_ctas ? "selected" : "not", s.tokens_per_cta);
@@ -261,7 +266,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
                                               ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) |
                                   (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u);
-    ARG(flags, kernel_flags);
+    ARG(flags, kernel_flags | expected_plan_bits(p, M, s, e));
     ARG(logits_type, p.logits_type);
     ARG(correction_bias, (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr);
     ARG(expert_map, (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) ? b.expert_map : nullptr);
@@ -270,7 +275,6 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(topk_groups, p.topk_groups);
     ARG(local_begin, p.local_expert_begin);
     ARG(plan_experts, p.local_expert_count);
-    ARG(plan, expected_plan_bits(p, M, s, e));
     // Divisors: exact for a spread of numerators below 2^31.
     static const uint32_t numerators[] = {0, 1, 7, 255, 256, 4095, 65537, 1000003, 123456789, 2147483646, 2147483647};
     for (uint32_t n : numerators)
@@ -308,7 +312,8 @@ alphamoe_device_attributes device_attributes() {
  * plain call): its specialization, expert mode and row width; 16-bit logits
  * only in half_logits entry points, which take nothing else, fp32 ones
  * only in the others; a plain kernel only for the first version's routing,
- * its tiny one only for at most a token a warp. */
+ * its tiny one only for at most a token a warp; a cluster of more than 8
+ * CTAs (a token a CTA) only in the token-CTA entry point. */
 bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
     const alphamoe_params &p = c.p;
     const bool shared = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
@@ -318,6 +323,7 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
         e.slots != row_slots(p))
         return false;
     if (reads_half && !half) return false;
+    if (s.cluster_ctas > 8 && e.variant != "_token_ctas") return false;
     if (e.flavoured) return true;
     return reads_half == half && !is_flavour(p) &&
            (s.specialization != ALPHAMOE_SPECIALIZATION_TINY || c.M <= alphamoe::kWarpsPerBlock);

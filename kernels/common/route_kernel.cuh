@@ -220,18 +220,18 @@ __device__ __forceinline__ void route_kernel_body(const RouteArgs &a, CtaShared 
     const TokenRange range = cta_token_range(a, blockIdx.x);
     const int warp = threadIdx.x >> 5;
     const TokenRange warp_range = warp_token_range(range, warp);
-    // The host planned the call (RouteArgs::plan); each path is compiled
+    // The host planned the call (PlanBits in RouteArgs::flags); each path is compiled
     // only into the entry points that can take it.
-    const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && (a.plan & kPlanTokenBits);
+    const bool token_bits = !kOneCta && (!kFlavoured || kFlavouredTokenBits) && (a.flags & kPlanTokenBits);
     // The plain tiny kernel takes only few-token calls (kFewTokensOnly).
-    const bool few_token_plan = kFewTokensOnly || (kOneCta && (a.plan & kPlanFewTokens));
-    const bool one_token_plan = few_token_plan && (a.plan & kPlanOneToken);
+    const bool few_token_plan = kFewTokensOnly || (kOneCta && (a.flags & kPlanFewTokens));
+    const bool one_token_plan = few_token_plan && (a.flags & kPlanOneToken);
     // The plain tiny kernel's few-token plan of one block an expert marks
     // chosen experts as the tokens are ranked (few_token_plan.cuh). Not in
     // the flavoured kernels, whose calls at these shapes keep the CTA's
     // plan (e256-m8-k8-bm64-deepseek-v3).
-    const bool chosen_bits = !kFlavoured && few_token_plan && (a.plan & kPlanTokenWarps);
-    const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && (a.plan & kPlanStagedPairs);
+    const bool chosen_bits = !kFlavoured && few_token_plan && (a.flags & kPlanTokenWarps);
+    const bool staged_pairs = kStagedPairs && !kFlavoured && !kOneCta && (a.flags & kPlanStagedPairs);
     bool cta_ranked = false;  // one_token_select.cuh, one_token_select_flavoured.cuh
     if constexpr (!kFlavoured && kSlots >= kCtaRankMinSlots) {
         if (one_token_plan) cta_ranked = select_one_token_by_cta<kSlots, kShared, kHalfLogits>(a, sh);
