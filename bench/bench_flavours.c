@@ -14,6 +14,7 @@ static const bench_flavour kFlavours[FLAVOUR_COUNT] = {
     [FLAVOUR_EXPERT_MAP] = {"-ep-map64", NULL, ALPHAMOE_LOGITS_F32, 64},
     [FLAVOUR_F16] = {"-f16", NULL, ALPHAMOE_LOGITS_F16, 0},
     [FLAVOUR_DEEPSEEK_V3_BF16] = {"-deepseek-v3-bf16", PRESET(DEEPSEEK_V3), ALPHAMOE_LOGITS_BF16, 0},
+    [FLAVOUR_QWEN2_MOE_BF16] = {"-qwen2-moe-bf16", PRESET(QWEN2_MOE), ALPHAMOE_LOGITS_BF16, 0},
 };
 
 const bench_flavour *bench_flavour_get(int32_t flavour) {

@@ -28,6 +28,7 @@ enum {
     FLAVOUR_EXPERT_MAP,  /* expert parallelism: 64 local experts by map */
     FLAVOUR_F16,         /* IEEE binary16 logits */
     FLAVOUR_DEEPSEEK_V3_BF16, /* DeepSeek-V3's routing over bf16 logits */
+    FLAVOUR_QWEN2_MOE_BF16,   /* Qwen2-MoE's routing over bf16 logits (takes the shared expert) */
     FLAVOUR_COUNT
 };
 
