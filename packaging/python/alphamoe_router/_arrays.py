@@ -14,17 +14,21 @@ import threading
 from . import (_abi, _cuda, _ffi, Error, LogitsType, Status, FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, _invalid,
                status_message)
 
-Routing = collections.namedtuple('Routing', [
-    'topk_ids', 'topk_weights', 'sorted_token_ids', 'expert_ids', 'num_tokens_post_padded',
-    'expert_counts', 'expert_offsets', 'pair_to_sorted'])
-Routing.__doc__ = """The outputs of one route() call, arrays of the input's library:
-topk_ids int32 [M, k], topk_weights fp32 [M, k], sorted_token_ids int32
-[capacity], expert_ids int32 [capacity / block_m], num_tokens_post_padded
-int32 [1], expert_counts int32 [L], expert_offsets int32 [L + 1],
-pair_to_sorted int32 [M, k] (the last three None with extras=False).
-With M = 0 every array is zero-filled: the library writes only
-num_tokens_post_padded then, and the counts and offsets of an empty plan
-are zeros."""
+class Routing(collections.namedtuple('Routing', [
+        'topk_ids', 'topk_weights', 'sorted_token_ids', 'expert_ids', 'num_tokens_post_padded',
+        'expert_counts', 'expert_offsets', 'pair_to_sorted'])):
+    """The outputs of one route() call, arrays of the input's library:
+    topk_ids int32 [M, k], topk_weights fp32 [M, k], sorted_token_ids int32
+    [capacity], expert_ids int32 [capacity / block_m], num_tokens_post_padded
+    int32 [1], expert_counts int32 [L], expert_offsets int32 [L + 1],
+    pair_to_sorted int32 [M, k] (the last three None with extras=False).
+    With M = 0 every array is zero-filled: the library writes only
+    num_tokens_post_padded then, and the counts and offsets of an empty plan
+    are zeros. route(..., out=routing) routes into the arrays of one it
+    made."""
+    # Where route() made the arrays: (router, M, extras, device ordinal,
+    # address and fields of their one allocation, the allocation itself).
+    _reuse = None
 
 _EXTRAS = ('expert_counts', 'expert_offsets', 'pair_to_sorted')
 _LOGITS_DTYPE = {LogitsType.F32: 'float32', LogitsType.BF16: 'bfloat16', LogitsType.F16: 'float16'}
@@ -190,13 +194,14 @@ _op_route = None
 
 def _torch_setup():
     """Binds torch once it has been imported (by the caller: never here)."""
-    global _TorchTensor, _torch, _is_compiling, _op_route, _raw_stream
+    global _TorchTensor, _torch, _is_compiling, _op_route, _raw_stream, _current_device
     torch = sys.modules.get('torch')
     if torch is not None and _TorchTensor is _NoClass:
         _torch = torch
         _TorchTensor = torch.Tensor
         _is_compiling = torch.compiler.is_compiling
         _raw_stream = _raw_stream_function(torch)
+        _current_device = getattr(torch._C, '_cuda_getDevice', torch.cuda.current_device)
         from . import torch_ops  # registers the op
         _op_route = torch_ops.route
 
@@ -220,6 +225,7 @@ def _raw_stream_function(torch):
 
 
 _raw_stream = None
+_current_device = None
 
 
 def _torch_vector(t, name, dtype, e, device):
@@ -231,18 +237,32 @@ def _torch_vector(t, name, dtype, e, device):
     return t.data_ptr()
 
 
-def _route_torch(logits, router, bias, emap, extras, separate=False):
+def _reused(out, router, m, extras, device):
+    """(base, fields) of out's allocation (Routing._reuse), where route()
+    made out for a call like this one."""
+    r = getattr(out, '_reuse', None)
+    if r is None or r[0] is not router or r[1] != m or r[2] != extras or r[3] != device:
+        raise _invalid('out= takes a Routing that route() returned for this router, as many tokens, the same '
+                       f'extras and device (here M={m}, extras={extras}, device {device})')
+    return r[4], r[5]
+
+
+def _route_torch(logits, router, bias, emap, extras, separate=False, out=None):
     if not separate and _is_compiling():
         # Inside torch.compile the op stands for the call (its fake
         # implementation gives the shapes); nothing above this line may read
         # a module, which torch.compile cannot guard.
+        if out is not None:
+            raise _invalid('out= is not for torch.compile, whose graphs own their outputs')
         return _op_route(logits, router, bias, emap, extras)
     torch = _torch
-    dtype, k, e, stride, max_tokens, flavour_inputs = _torch_info(router)
+    dtype, k, e, stride, max_tokens, flavour_inputs = router._torch or _torch_info(router)
     if logits.dtype is not dtype:
         raise _invalid(f'logits are {logits.dtype}, the router\'s logits_type is '
                        f'{LogitsType(router.params["logits_type"]).name} ({dtype})')
     if not logits.is_cuda:
+        if out is not None:
+            raise _invalid('out= takes the arrays of a GPU call: these logits are on the CPU')
         return _route_host_arrays(logits, router, bias, emap, extras, _TorchOut)
     shape, strides = logits.shape, logits.stride()
     if (len(shape) != 2 or (shape[1] != e and shape[1] != stride) or shape[0] > max_tokens
@@ -258,27 +278,32 @@ def _route_torch(logits, router, bias, emap, extras, separate=False):
         emap_ptr = None if emap is None else _torch_vector(emap, 'expert_map', torch.int32, e, device)
     stream = _raw_stream(index)
     ws = _workspaces.get((index, stream, router.sizes['workspace_bytes'])) or _workspace(router, index, stream)
-    layout = _layout(router, m, extras)
-    new = torch.empty if m else torch.zeros  # M = 0 writes num_tokens_post_padded only
-    if separate:  # outputs that alias nothing else (a custom op's results)
-        pieces = [new(n, dtype=torch.int32, device=index) for n in layout.counts]
-        fields = [(name, p.data_ptr()) for name, p in zip(layout.names, pieces)]
-        base = 0
+    if out is not None:
+        base, fields = _reused(out, router, m, extras, index)
+        result = out
+    elif separate:  # outputs that alias nothing else (a custom op's results)
+        layout = _layout(router, m, extras)
+        pieces = [(torch.empty if m else torch.zeros)(n, dtype=torch.int32, device=index) for n in layout.counts]
+        base, fields = 0, [(name, p.data_ptr()) for name, p in zip(layout.names, pieces)]
+        result = Routing(pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k), *pieces[2:5],
+                         *((pieces[5], pieces[6], pieces[7].view(m, k)) if extras else (None, None, None)))
     else:
-        buf = new(layout.total, dtype=torch.int32, device=index)
+        layout = router._layouts.get((m, extras, False)) or _layout(router, m, extras)
+        # M = 0 writes num_tokens_post_padded only.
+        buf = torch.empty(layout.total, dtype=torch.int32, device=index) if m else \
+            torch.zeros(layout.total, dtype=torch.int32, device=index)
         base, fields = buf.data_ptr(), layout.fields
-        pieces = buf.split_with_sizes(layout.sizes)
-    if stream == 0 and torch.cuda.current_device() != index:
+        p = buf.split_with_sizes(layout.sizes)
+        result = Routing(p[0].view(m, k), p[1].view(torch.float32).view(m, k), p[2], p[3], p[4],
+                         *((p[5], p[6], p[7].view(m, k)) if extras else (None, None, None)))
+        result._reuse = (router, m, extras, index, base, fields, buf)
+    if stream == 0 and index != _current_device():
         # The default stream is the current context's: make it the logits'.
         with torch.cuda.device(index):
             _launch(router, extras, m, logits.data_ptr(), base, fields, ws, bias_ptr, emap_ptr, stream)
     else:
         _launch(router, extras, m, logits.data_ptr(), base, fields, ws, bias_ptr, emap_ptr, stream)
-    if extras:
-        return Routing(pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k), pieces[2], pieces[3],
-                       pieces[4], pieces[5], pieces[6], pieces[7].view(m, k))
-    return Routing(pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k), pieces[2], pieces[3], pieces[4],
-                   None, None, None)
+    return result
 
 
 class _TorchOut:
@@ -461,9 +486,11 @@ def _allocator(preferred):
                                          'outputs with torch or CuPy: install one of them')
 
 
-def _route_other(logits, router, bias, emap, extras):
+def _route_other(logits, router, bias, emap, extras, out):
     root = type(logits).__module__.split('.')[0]
-    if root == 'numpy':
+    if root == 'numpy' or out is not None and root not in ('torch', 'cupy'):
+        if out is not None:  # numpy: the CPU reference's own arrays; JAX's arrays are immutable
+            raise _invalid(f'out= takes arrays route() can write in place: torch or CuPy, not {root}')
         return _route_host_arrays(logits, router, bias, emap, extras, _NumpyOut)
     empty, stream_of, out_lib = _allocator('cupy' if root == 'cupy' else 'torch')
     d = _describe(logits, stream_of)
@@ -487,9 +514,13 @@ def _route_other(logits, router, bias, emap, extras):
     stream = stream_of(d.device)
     ws = _workspace(router, d.device, stream)
     layout = _layout(router, m, extras, aligned=True)
-    buf, base = empty(layout.total, d.device, m == 0)  # M = 0 writes num_tokens_post_padded only
+    if out is not None:
+        base, fields = _reused(out, router, m, extras, d.device)
+    else:
+        buf, base = empty(layout.total, d.device, m == 0)  # M = 0 writes num_tokens_post_padded only
+        fields = layout.fields
     drv = _cuda.driver()
-    drv.run_in(d.device, lambda: _launch(router, extras, m, d.address, base, layout.fields, ws,
+    drv.run_in(d.device, lambda: _launch(router, extras, m, d.address, base, fields, ws,
                                          vectors[0], vectors[1], stream))
     if root != out_lib:
         # The producer may reuse the inputs' memory once route() returns, on
@@ -498,6 +529,8 @@ def _route_other(logits, router, bias, emap, extras):
             drv.stream_synchronize(d.device, stream)
         except _cuda.DriverError as e:
             raise Error(Status.CUDA, f'waiting for the launch: {e}') from None
+    if out is not None:
+        return out
     split = buf.split_with_sizes(layout.sizes) if out_lib == 'torch' else _split_cupy(buf, layout.sizes)
     pieces = [split[i] for i in layout.pieces]
     k = router.params['top_k']
@@ -505,8 +538,10 @@ def _route_other(logits, router, bias, emap, extras):
     out = [pieces[0].reshape(m, k), weights.reshape(m, k)] + list(pieces[2:5])
     out += [pieces[5], pieces[6], pieces[7].reshape(m, k)] if extras else [None] * 3
     if root != out_lib:
-        out = [_hand_over(a, root) for a in out]
-    return Routing(*out)
+        return Routing(*[_hand_over(a, root) for a in out])
+    result = Routing(*out)
+    result._reuse = (router, m, extras, d.device, base, layout.fields, buf)
+    return result
 
 
 def _float32(out_lib):
@@ -537,7 +572,7 @@ def _hand_over(array, root):
     return from_dlpack(array) if from_dlpack else array
 
 
-def route(logits, router, *, correction_bias=None, expert_map=None, extras=True):
+def route(logits, router, *, correction_bias=None, expert_map=None, extras=True, out=None):
     """Routes logits [M, E] with one kernel launch, on the current stream
     of the library that makes the outputs: CuPy's for CuPy arrays, torch's
     for any other (JAX's arrays are made by torch, or CuPy without it, and
@@ -554,14 +589,19 @@ def route(logits, router, *, correction_bias=None, expert_map=None, extras=True)
     stream and size and kept (release_workspaces() frees them).
     correction_bias (fp32 [E]) and expert_map (int32 [E]) are arrays of the
     same library and device, given exactly when the router has their flag.
+    out: a Routing that route() returned for this router, as many tokens,
+    the same extras and device (torch or CuPy arrays): the call writes its
+    arrays in place, on the current stream, and returns it, allocating
+    nothing (a serving loop's buffers; the call's host time is then mostly
+    the launch's). Not inside torch.compile.
     Inside torch.compile the call is the op alphamoe::route (torch_ops)."""
     if isinstance(logits, _TorchTensor):
-        return _route_torch(logits, router, correction_bias, expert_map, extras)
+        return _route_torch(logits, router, correction_bias, expert_map, extras, out=out)
     if _TorchTensor is _NoClass and type(logits).__module__.split('.')[0] == 'torch':  # the first tensor
         if sys.modules['torch'].compiler.is_compiling():
             raise RuntimeError('alphamoe_router.route() met its first tensor inside torch.compile, which cannot '
                                'register the op: import alphamoe_router.torch_ops first (or torch before '
                                'alphamoe_router), or route once before compiling')
         _torch_setup()
-        return _route_torch(logits, router, correction_bias, expert_map, extras)
-    return _route_other(logits, router, correction_bias, expert_map, extras)
+        return _route_torch(logits, router, correction_bias, expert_map, extras, out=out)
+    return _route_other(logits, router, correction_bias, expert_map, extras, out)

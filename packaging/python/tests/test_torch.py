@@ -160,6 +160,22 @@ class Tensors(unittest.TestCase):
                     amr.route(torch.zeros(3, 8, device=self.device), biased, correction_bias=bias)
                 self.assertIn(text, str(caught.exception))
 
+    def test_out_of_another_call_is_refused(self):
+        """out= takes only a Routing route() made on the GPU for a call like
+        this one; anything else is refused before the launch."""
+        router = amr.Router(8, 2, 4, 16)
+        x = torch.zeros(3, 8, device=self.device)
+        made = amr.route(x, router)
+        others = [('a tuple', tuple(made)), ('a Routing made by hand', amr.Routing(*made)),
+                  ('another router', amr.route(x, amr.Router(8, 2, 4, 16))),
+                  ('other tokens', amr.route(x[:2], router)), ('other extras', amr.route(x, router, extras=False))]
+        for what, out in others:
+            with self.subTest(what=what):
+                with self.assertRaises(amr.Error) as caught:
+                    amr.route(x, router, out=out)
+                self.assertEqual(caught.exception.status, amr.Status.INVALID_ARGUMENT)
+                self.assertIn('out=', str(caught.exception))
+
     def test_the_op_and_its_fake(self):
         from alphamoe_router import torch_ops
         router = amr.Router(64, 6, 8, 40, flags=amr.FLAG_TAIL_FILL)
@@ -303,6 +319,31 @@ class GpuTensors(Tensors):
                 self.assertEqual((a.shape, a.dtype), (b.shape, b.dtype), f'{what}: {name}')
                 why = first_difference(flat(a), flat(b))
                 self.assertIsNone(why, f'{what}: {name}: {why} ({streams()})')
+
+    def test_out_routes_in_place(self):
+        """route(..., out=r) writes r's own arrays, as a fresh call would, and
+        returns r; a refused call leaves them as they were."""
+        for extras in (True, False):
+            with self.subTest(extras=extras, seed=self.seed):
+                router = amr.Router(64, 6, 8, 128, flags=amr.FLAG_TAIL_FILL)
+                r = amr.route(torch.randn(100, 64, device='cuda'), router, extras=extras)
+                arrays = [(name, getattr(r, name)) for name in amr.Routing._fields if getattr(r, name) is not None]
+                addresses = [a.data_ptr() for _, a in arrays]
+                for _, a in arrays:  # poison: every element must be written again
+                    a.view(torch.int32).fill_(contract.POISON)
+                fresh = torch.randn(100, 64, device='cuda')
+                self.assertIs(amr.route(fresh, router, extras=extras, out=r), r)
+                self.assertEqual([a.data_ptr() for _, a in arrays], addresses)
+                self.assertTrue(all(getattr(r, name) is a for name, a in arrays))
+                self.assert_same(r, amr.route(fresh, router, extras=extras), 'out=')
+                before = [a.clone() for _, a in arrays]
+                with self.assertRaises(amr.Error):
+                    amr.route(fresh[:99], router, extras=extras, out=r)
+                with self.assertRaises(amr.Error):
+                    amr.route(fresh.cpu(), router, extras=extras, out=r)
+                torch.cuda.synchronize()
+                for (name, a), b in zip(arrays, before):
+                    self.assertTrue(torch.equal(a, b), f'a refused call wrote {name}')
 
     def test_cuda_graph_replays_one_kernel(self):
         router = amr.Router(64, 6, 8, 128, flags=amr.FLAG_TAIL_FILL)
