@@ -281,22 +281,20 @@ def _route_torch(logits, router, bias, emap, extras, separate=False, out=None):
     if out is not None:
         base, fields = _reused(out, router, m, extras, index)
         result = out
-    elif separate:  # outputs that alias nothing else (a custom op's results)
-        layout = _layout(router, m, extras)
-        pieces = [(torch.empty if m else torch.zeros)(n, dtype=torch.int32, device=index) for n in layout.counts]
-        base, fields = 0, [(name, p.data_ptr()) for name, p in zip(layout.names, pieces)]
-        result = Routing(pieces[0].view(m, k), pieces[1].view(torch.float32).view(m, k), *pieces[2:5],
-                         *((pieces[5], pieces[6], pieces[7].view(m, k)) if extras else (None, None, None)))
     else:
-        layout = router._layouts.get((m, extras, False)) or _layout(router, m, extras)
-        # M = 0 writes num_tokens_post_padded only.
-        buf = torch.empty(layout.total, dtype=torch.int32, device=index) if m else \
-            torch.zeros(layout.total, dtype=torch.int32, device=index)
-        base, fields = buf.data_ptr(), layout.fields
-        p = buf.split_with_sizes(layout.sizes)
+        layout = _layout(router, m, extras)
+        new = torch.empty if m else torch.zeros  # M = 0 writes num_tokens_post_padded only
+        if separate:  # outputs that alias nothing else (a custom op's results)
+            p = [new(n, dtype=torch.int32, device=index) for n in layout.counts]
+            base, fields = 0, [(name, piece.data_ptr()) for name, piece in zip(layout.names, p)]
+        else:
+            buf = new(layout.total, dtype=torch.int32, device=index)
+            base, fields = buf.data_ptr(), layout.fields
+            p = buf.split_with_sizes(layout.sizes)
         result = Routing(p[0].view(m, k), p[1].view(torch.float32).view(m, k), p[2], p[3], p[4],
                          *((p[5], p[6], p[7].view(m, k)) if extras else (None, None, None)))
-        result._reuse = (router, m, extras, index, base, fields, buf)
+        if not separate:
+            result._reuse = (router, m, extras, index, base, fields, buf)
     if stream == 0 and index != _current_device():
         # The default stream is the current context's: make it the logits'.
         with torch.cuda.device(index):
