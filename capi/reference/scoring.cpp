@@ -36,31 +36,8 @@ const float *ranking_keys(const alphamoe_params &p, const float *logits, const f
 
 namespace {
 
-// Softmax of the chosen logits v[0..k): the renormalized top-k softmax.
-void softmax_of_chosen(const float *v, int32_t k, double *w) {
-    double m = -INFINITY;
-    for (int32_t j = 0; j < k; ++j)
-        if (!isnan(v[j]) && v[j] > m) m = v[j];
-    if (m == INFINITY) {
-        int n_inf = 0;
-        for (int32_t j = 0; j < k; ++j) n_inf += v[j] == INFINITY;
-        for (int32_t j = 0; j < k; ++j) w[j] = v[j] == INFINITY ? 1.0 / n_inf : 0.0;
-        return;
-    }
-    if (m == -INFINITY) {
-        for (int32_t j = 0; j < k; ++j) w[j] = 0.0;
-        return;
-    }
-    double sum = 0.0;
-    for (int32_t j = 0; j < k; ++j) {
-        w[j] = isnan(v[j]) ? 0.0 : exp(static_cast<double>(v[j]) - m);
-        sum += w[j];
-    }
-    for (int32_t j = 0; j < k; ++j) w[j] /= sum;
-}
-
-// Full-row softmax probabilities of the chosen experts: the denominator
-// runs over all E logits of the row.
+// Softmax probabilities over row[0..E) of the entries ids[0..k): the
+// denominator runs over the whole row.
 void softmax_of_row(const float *row, int32_t E, const int32_t *ids, int32_t k, double *w) {
     double m = -INFINITY;
     for (int32_t e = 0; e < E; ++e)
@@ -106,9 +83,14 @@ void gate_weights(const alphamoe_params &p, const float *logits, const int32_t *
     if (p.scoring == ALPHAMOE_SCORING_SIGMOID) {
         sigmoid_of_chosen(logits, ids, k, renormalize, w);
     } else if (renormalize) {
-        float chosen[ALPHAMOE_MAX_TOP_K];
-        for (int32_t j = 0; j < k; ++j) chosen[j] = logits[ids[j]];
-        softmax_of_chosen(chosen, k, w);
+        // The renormalized top-k softmax: the softmax of a row of the chosen logits.
+        float chosen[ALPHAMOE_MAX_TOP_K] = {};
+        int32_t order[ALPHAMOE_MAX_TOP_K] = {};
+        for (int32_t j = 0; j < k; ++j) {
+            chosen[j] = logits[ids[j]];
+            order[j] = j;
+        }
+        softmax_of_row(chosen, k, order, k, w);
     } else {
         softmax_of_row(logits, p.num_experts, ids, k, w);
     }
