@@ -41,11 +41,12 @@ alphamoe_status validate_shape(alphamoe_params *p) {
 
 // Scoring, groups and scaling: how experts are chosen and weighted.
 alphamoe_status validate_scoring(alphamoe_params *p) {
-    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && p->scoring != ALPHAMOE_SCORING_SIGMOID)
+    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && p->scoring != ALPHAMOE_SCORING_SIGMOID &&
+        p->scoring != ALPHAMOE_SCORING_SQRT_SOFTPLUS)
         return ALPHAMOE_ERROR_SCORING;
     // A bias on softmax scores would rank by full-row probabilities, which
     // no two implementations compute bit for bit.
-    if ((p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && p->scoring != ALPHAMOE_SCORING_SIGMOID)
+    if ((p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && p->scoring == ALPHAMOE_SCORING_SOFTMAX)
         return ALPHAMOE_ERROR_SCORING;
 
     const int32_t E = p->num_experts;

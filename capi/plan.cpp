@@ -168,14 +168,14 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
 }
 
 // Calls a grid of a token a CTA ranks each token with its whole CTA:
-// sigmoid scoring over rows of 8 slots or more (DeepSeek-V3, Kimi-K2,
-// GLM-4.5), whose sigmoids, bias and group scores cost one warp many times
-// a softmax row. The CTA's ranking needs groups of 32 experts, and token
+// sigmoid or sqrt-softplus scoring over rows of 8 slots or more
+// (DeepSeek-V3, Kimi-K2, GLM-4.5, DeepSeek-V4), whose scores, bias and
+// group scores cost one warp many times a softmax row. The CTA's ranking needs groups of 32 experts, and token
 // bits, which an expert map rules out.
 bool token_ctas_hold(const Call &c, const Tuning &t) {
     const alphamoe_params &p = *c.p;
     const KernelId small = kernel_of(ALPHAMOE_SPECIALIZATION_SMALL, c.shared, true);
-    return c.num_tokens >= 2 && c.num_tokens <= t.token_ctas_max_tokens && p.scoring == ALPHAMOE_SCORING_SIGMOID &&
+    return c.num_tokens >= 2 && c.num_tokens <= t.token_ctas_max_tokens && p.scoring != ALPHAMOE_SCORING_SOFTMAX &&
            entry_of(small, kVariant_token_ctas, c.width) >= 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP) &&
            (p.num_groups <= 1 || p.num_experts == p.num_groups * 32);
 }

@@ -51,8 +51,8 @@ const char *status_message(int status) {
     case ALPHAMOE_ERROR_INVALID_ARGUMENT:
         return "ALPHAMOE_ERROR_INVALID_ARGUMENT: an index, capacity or reserved argument is out of range";
     case ALPHAMOE_ERROR_SCORING:
-        return "ALPHAMOE_ERROR_SCORING: scoring must be ALPHAMOE_SCORING_SOFTMAX or _SIGMOID, and a "
-               "correction bias needs sigmoid scoring";
+        return "ALPHAMOE_ERROR_SCORING: scoring must be ALPHAMOE_SCORING_SOFTMAX, _SIGMOID or "
+               "_SQRT_SOFTPLUS, and a correction bias needs sigmoid or sqrt-softplus scoring";
     case ALPHAMOE_ERROR_LOGITS_TYPE:
         return "ALPHAMOE_ERROR_LOGITS_TYPE: logits_type must be ALPHAMOE_LOGITS_F32, _BF16 or _F16";
     case ALPHAMOE_ERROR_GROUPS:

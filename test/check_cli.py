@@ -260,11 +260,16 @@ def glm_rows(rng, m, e):
     return rows
 
 
-def expected_glm(rows, bias, k=8, scale=2.5):
-    """GLM-4.5's router (sigmoid, bias, top-k, renormalized, scaled) in float64."""
+def sqrt_softplus(x):
+    return math.sqrt(x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x)))
+
+
+def expected_glm(rows, bias, k=8, scale=2.5, score=sigmoid):
+    """GLM-4.5's router (sigmoid, bias, top-k, renormalized, scaled) in float64,
+    or with another score, DeepSeek-V4's."""
     ids, weights = [], []
     for row in rows:
-        s = [sigmoid(v) for v in row]
+        s = [score(v) for v in row]
         chosen = sorted(range(len(row)), key=lambda e: (-(s[e] + bias[e]), e))[:k]
         total = sum(s[e] for e in chosen)
         ids += chosen
@@ -396,6 +401,24 @@ def calls_and_min(out):
     return (int(m.group(3)), float(m.group(2)), float(m.group(1))) if m else (None, None, None)
 
 
+def check_deepseek_v4(c, rng, tmp):
+    """DeepSeek-V4-Pro's router: sqrt-softplus, bias, top-6 of 384, scale 2.5."""
+    m, e, k = 60, 384, 6
+    rows = glm_rows(rng, m, e)
+    logits = os.path.join(tmp, 'v4.npy')
+    write_npy_f32(logits, rows)
+    lifted = set(rng.sample(range(e), 10))
+    bias = [1.0 if i in lifted else f32(-rng.uniform(0.001, 0.1)) for i in range(e)]
+    bias_path = os.path.join(tmp, 'v4_bias.npy')
+    write_npy(bias_path, '<f4', (e,), bias)
+    want_ids, want_w = expected_glm(rows, bias, k=k, scale=2.5, score=sqrt_softplus)
+    out_dir = os.path.join(tmp, 'v4_out')
+    rc, out, err = c.run(['--preset', 'deepseek-v4-pro', '--host', '--repeat', 1, '--input', logits,
+                          '--bias', bias_path, '--output', out_dir])
+    if c.expect(rc == 0 and 'sqrt-softplus' in out, '--preset deepseek-v4-pro: rc %d' % rc, out + err):
+        same_route(c, 'deepseek-v4-pro with --bias FILE', out_dir, want_ids, want_w, 4e-6 * 2.5)
+
+
 def check_progress(c):
     tokens = 20000
     while True:
@@ -450,6 +473,7 @@ def main() -> int:
         check_preset_and_input(c, rng, tmp)
         check_half_inputs(c, rng, tmp)
         check_bias_and_map(c, rng, tmp)
+        check_deepseek_v4(c, rng, tmp)
         check_progress(c)
     for f in c.failures:
         print('FAIL:', f)

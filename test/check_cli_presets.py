@@ -22,6 +22,8 @@ PRESETS = {
     'deepseek-v3': (256, 8, ['sigmoid with a random correction bias', '8 groups keep 4', 'scaled by 2.5']),
     'kimi-k2': (384, 8, ['sigmoid with a random correction bias', 'scaled by 2.827']),
     'glm-4.5': (160, 8, ['sigmoid with a random correction bias', 'scaled by 2.5']),
+    'deepseek-v4-flash': (256, 6, ['sqrt-softplus with a random correction bias', 'renormalized', 'scaled by 1.5']),
+    'deepseek-v4-pro': (384, 6, ['sqrt-softplus with a random correction bias', 'renormalized', 'scaled by 2.5']),
     'qwen2-moe': (60, 4, ['softmax', 'full-row probabilities']),
     'llama4': (16, 1, ['sigmoid', 'weights sigmoid(logit)']),
     'mixtral': (8, 2, ['softmax', 'renormalized']),

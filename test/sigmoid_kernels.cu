@@ -55,7 +55,87 @@ __global__ void rows_of(const uint32_t *input_bits, uint32_t *output_bits, int32
     for (int i = 0; i < SIGMOID_ROW_SLOTS; ++i) output_bits[row * SIGMOID_ROW_SLOTS + i] = __float_as_uint(score[i]);
 }
 
+// The spacing of binary32 numbers at v >= 0, at least the smallest subnormal.
+__device__ double float_spacing(double v) {
+    int e;
+    frexp(v, &e);
+    return fmax(ldexp(1.0, e - 24), ldexp(1.0, -149));
+}
+
+__global__ void sweep_sqrt_softplus(double max_ulp, sqrt_softplus_sweep *result) {
+    unsigned long long over = 0;
+    uint32_t worst_milli = 0, worst_input = 0;
+    for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < (1ull << 32);
+         i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+        const uint32_t bits = static_cast<uint32_t>(i);
+        const float x = __uint_as_float(bits);
+        const float s = alphamoe_sqrt_softplus(x);
+        const uint32_t sb = __float_as_uint(s);
+        uint32_t milli;
+        if (isnan(x)) {
+            milli = sb == (bits | 0x00400000u) ? 0u : 0xffffffffu;
+        } else if (sb == 0x80000000u || (isinf(s) && !isinf(x)) || s < 0.0f) {
+            milli = 0xffffffffu;
+        } else if (isinf(x)) {
+            milli = (x > 0.0f ? sb == 0x7f800000u : sb == 0u) ? 0u : 0xffffffffu;
+        } else {
+            const double d = x;
+            const double want = sqrt(d > 0.0 ? d + log1p(exp(-d)) : log1p(exp(d)));
+            const double err = fabs(static_cast<double>(s) - want) / float_spacing(want);
+            milli = static_cast<uint32_t>(fmin(err * 1000.0, 4.0e9));
+            if (err > max_ulp) ++over;
+        }
+        if (milli == 0xffffffffu) ++over;
+        if (milli > worst_milli) {
+            worst_milli = milli;
+            worst_input = bits;
+        }
+    }
+    const uint32_t before = atomicMax(&result->worst_ulp_milli, worst_milli);
+    if (worst_milli > before) atomicExch(&result->worst_input, worst_input);
+    atomicAdd(&result->over_bound, over);
+}
+
+__global__ void sqrt_softplus_kernel(const uint32_t *in, uint32_t *out, int32_t n) {
+    const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = __float_as_uint(alphamoe_sqrt_softplus(__uint_as_float(in[i])));
+}
+
 }  // namespace
+
+extern "C" cudaError_t sqrt_softplus_sweep_all_inputs(double max_ulp, sqrt_softplus_sweep *result) {
+    sqrt_softplus_sweep *device = nullptr;
+    cudaError_t status = cudaMalloc(&device, sizeof *device);
+    if (status != cudaSuccess) return status;
+    const sqrt_softplus_sweep start = {};
+    status = cudaMemcpy(device, &start, sizeof start, cudaMemcpyHostToDevice);
+    int device_index = 0, sms = 0;
+    if (status == cudaSuccess) status = cudaGetDevice(&device_index);
+    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
+    if (status == cudaSuccess) {
+        sweep_sqrt_softplus<<<sms * 8, kThreads>>>(max_ulp, device);
+        status = cudaGetLastError();
+    }
+    if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);
+    cudaFree(device);
+    return status;
+}
+
+extern "C" cudaError_t sqrt_softplus_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n) {
+    const size_t bytes = static_cast<size_t>(n) * sizeof(uint32_t);
+    uint32_t *in = nullptr, *out = nullptr;
+    cudaError_t status = cudaMalloc(&in, bytes);
+    if (status == cudaSuccess) status = cudaMalloc(&out, bytes);
+    if (status == cudaSuccess) status = cudaMemcpy(in, input_bits, bytes, cudaMemcpyHostToDevice);
+    if (status == cudaSuccess) {
+        sqrt_softplus_kernel<<<(n + kThreads - 1) / kThreads, kThreads>>>(in, out, n);
+        status = cudaGetLastError();
+    }
+    if (status == cudaSuccess) status = cudaMemcpy(output_bits, out, bytes, cudaMemcpyDeviceToHost);
+    cudaFree(in);
+    cudaFree(out);
+    return status;
+}
 
 extern "C" cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result) {
     sigmoid_sweep *device = nullptr;

@@ -1,7 +1,9 @@
 /* The device side of test_gpu_sigmoid.c (sigmoid_kernels.cu): the
  * kernels' row sigmoid (kernels/common/sigmoid_slots.cuh) over inputs given
  * as bit patterns, and over every one of the 2^32 fp32 bit patterns against
- * score_math.h's alphamoe_sigmoid on the device. */
+ * score_math.h's alphamoe_sigmoid on the device; score_math.h's
+ * sqrt-softplus, which the kernels call as it is, over every input against
+ * float64. */
 #ifndef ALPHAMOE_TEST_SIGMOID_KERNELS_H
 #define ALPHAMOE_TEST_SIGMOID_KERNELS_H
 
@@ -32,6 +34,22 @@ cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result);
 /* The row sigmoid of n inputs (n a multiple of SIGMOID_ROW_SLOTS), host
  * buffers in and out. */
 cudaError_t sigmoid_rows_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n);
+
+typedef struct sqrt_softplus_sweep {
+    unsigned long long over_bound; /* inputs farther than max_ulp from float64, or breaking an exact rule */
+    uint32_t worst_input;          /* the input of the largest error (of the first rule broken, if any) */
+    uint32_t worst_ulp_milli;      /* the largest error, in thousandths of an ulp */
+} sqrt_softplus_sweep;
+
+/* Every fp32 bit pattern through score_math.h's alphamoe_sqrt_softplus on
+ * the device, against sqrt(log(1 + e^x)) in float64 there: errors above
+ * max_ulp (in units of the float's spacing at the exact value, at least
+ * the smallest subnormal) are counted, and so is any NaN not the quieted
+ * input, a -0.0, an infinity for a finite input. */
+cudaError_t sqrt_softplus_sweep_all_inputs(double max_ulp, sqrt_softplus_sweep *result);
+
+/* alphamoe_sqrt_softplus of n inputs on the device, host buffers in and out. */
+cudaError_t sqrt_softplus_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* alphamoe_route_host for every routing flavour against the second
  * implementation in test/support/flavour_reference.c: no renormalization,
- * scaling factors, sigmoid scoring with and without a correction bias,
+ * scaling factors, sigmoid and sqrt-softplus scoring with and without a
+ * correction bias,
  * grouped top-k (also checked against a brute-force formulation of its
  * definition), expert parallelism by range and by map, bf16 and fp16
  * logits, non-finite inputs, and rows whose answer is worked out by hand.
@@ -13,6 +14,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +54,7 @@ static void describe(const flavour_case *c, char *buf, size_t size) {
              "E=%d k=%d block_m=%d M=%d max_tokens=%d stride=%" PRId64 " flags=0x%x scoring=%s logits=%s "
              "groups=%d keep=%d scale=%g ep=%s(%d,%d) optional=%d pattern=%s bias=%s",
              c->E, c->k, c->bm, c->M, c->max_tokens, c->stride, c->flags,
-             c->scoring == ALPHAMOE_SCORING_SIGMOID ? "sigmoid" : "softmax", logits_type_name(c->logits_type),
+             scoring_name(c->scoring), logits_type_name(c->logits_type),
              c->groups, c->topk_groups, (double)c->scale, ep_names[c->ep], c->ep_begin, c->ep_count, c->optional,
              logit_pattern_name(c->pattern),
              (c->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? bias_pattern_name(c->bias) : "none");
@@ -217,7 +219,7 @@ static int32_t draw_divisor(test_rng *rng, int32_t E) {
 typedef enum flavour_kind {
     KIND_ANY,           /* every field drawn */
     KIND_NO_RENORM,     /* softmax, no renormalization */
-    KIND_SIGMOID,       /* sigmoid, bias or not, renormalized or not */
+    KIND_SCORES,        /* sigmoid or sqrt-softplus, bias or not, renormalized or not */
     KIND_GROUPED,       /* groups > 1 */
     KIND_EP,            /* expert parallelism */
     KIND_TYPED,         /* bf16 / fp16 logits */
@@ -232,13 +234,14 @@ static flavour_case draw_case(test_rng *rng, flavour_kind kind, int32_t E, int32
     c.max_tokens = M + (rng_below(rng, 2) ? 0 : (int32_t)rng_below(rng, 50));
     if (c.max_tokens == 0) c.max_tokens = (int32_t)rng_below(rng, 2);
     c.stride = rng_below(rng, 3) == 0 ? E + 1 + (int64_t)rng_below(rng, 40) : 0;
-    c.scoring = (kind == KIND_SIGMOID || (kind != KIND_NO_RENORM && rng_below(rng, 2))) ? ALPHAMOE_SCORING_SIGMOID
-                                                                                          : ALPHAMOE_SCORING_SOFTMAX;
+    c.scoring = kind == KIND_SCORES                          ? 1 + (int32_t)rng_below(rng, 2)
+                : kind != KIND_NO_RENORM && rng_below(rng, 2) ? (int32_t)rng_below(rng, 3)
+                                                             : ALPHAMOE_SCORING_SOFTMAX;
     c.logits_type = kind == KIND_TYPED ? 1 + (int32_t)rng_below(rng, 2)
                     : rng_below(rng, 4) == 0 ? (int32_t)rng_below(rng, 3)
                                              : ALPHAMOE_LOGITS_F32;
     if (kind == KIND_NO_RENORM || rng_below(rng, 2)) c.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
-    if (c.scoring == ALPHAMOE_SCORING_SIGMOID && rng_below(rng, 3) != 0) c.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+    if (c.scoring != ALPHAMOE_SCORING_SOFTMAX && rng_below(rng, 3) != 0) c.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
     if (rng_below(rng, 2)) c.flags |= ALPHAMOE_FLAG_TAIL_FILL;
     if (rng_below(rng, 4) == 0) c.flags |= ALPHAMOE_FLAG_PDL;
     c.bias = (bias_pattern)rng_below(rng, BIAS_PATTERN_COUNT);
@@ -305,9 +308,9 @@ static void test_no_renormalize(void **state) {
     run_grid(0xF001, KIND_NO_RENORM, 2);
 }
 
-static void test_sigmoid_scoring(void **state) {
+static void test_expert_scores(void **state) {
     (void)state;
-    run_grid(0xF002, KIND_SIGMOID, 2);
+    run_grid(0xF002, KIND_SCORES, 3);
 }
 
 static void test_grouped_topk(void **state) {
@@ -370,7 +373,7 @@ static void test_grouped_brute_force(void **state) {
                         c.topk_groups = tg;
                         c.k = k;
                         c.flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
-                        c.scoring = rep == 2 ? ALPHAMOE_SCORING_SOFTMAX : ALPHAMOE_SCORING_SIGMOID;
+                        c.scoring = rep == 2 ? ALPHAMOE_SCORING_SOFTMAX : 1 + (int32_t)rng_below(&rng, 2);
                         if (rep == 2) c.flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
                         else c.flags |= rep == 0 ? ALPHAMOE_FLAG_CORRECTION_BIAS : 0u;
                         if (rep == 1) c.flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
@@ -458,7 +461,10 @@ static void test_expert_parallel_partition(void **state) {
     }
 }
 
-/* The scaling factor multiplies every weight and changes nothing else. */
+/* The scaling factor multiplies every weight and changes nothing else.
+ * Unrenormalized sqrt-softplus weights are the scores times the scale,
+ * one rounding, at most the largest float: exactly that (an infinite
+ * score, unscaled the largest float, stays the largest float). */
 static void test_scaling_factor(void **state) {
     (void)state;
     test_rng rng;
@@ -485,9 +491,12 @@ static void test_scaling_factor(void **state) {
         assert_int_equal(alphamoe_route_host(du.router, c.M, d.logits, &plain.buffers), ALPHAMOE_OK);
         const int64_t pairs = (int64_t)c.M * c.k;
         if (memcmp(plain.topk_ids, scaled.topk_ids, (size_t)pairs * 4) != 0) fail_msg("scale %g changed ids", (double)scale);
+        const int exact = c.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS && (c.flags & ALPHAMOE_FLAG_NO_RENORMALIZE);
         for (int64_t i = 0; i < pairs; ++i) {
             const double want = (double)plain.topk_weights[i] * scale;
-            if (!(fabs((double)scaled.topk_weights[i] - want) <= 1e-6 * (scale > 1 ? scale : 1)))
+            const double capped = plain.topk_weights[i] == FLT_MAX ? FLT_MAX : fmin(want, FLT_MAX);
+            if (exact ? scaled.topk_weights[i] != (float)capped
+                      : !(fabs((double)scaled.topk_weights[i] - want) <= 1e-6 * (scale > 1 ? scale : 1)))
                 fail_msg("scale %g: weight %.9g, unscaled %.9g", (double)scale, scaled.topk_weights[i],
                          plain.topk_weights[i]);
         }
@@ -515,11 +524,13 @@ typedef struct hand_row {
 
 #define NAN_Q bits_to_float(0x7FC00000u)
 #define SIG ALPHAMOE_SCORING_SIGMOID
+#define SSP ALPHAMOE_SCORING_SQRT_SOFTPLUS
 #define SMX ALPHAMOE_SCORING_SOFTMAX
 #define NO_RENORM ALPHAMOE_FLAG_NO_RENORMALIZE
 #define BIAS ALPHAMOE_FLAG_CORRECTION_BIAS
 
 static double sig(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double ssp(double x) { return sqrt(log1p(exp(x))); }
 
 static void check_hand_row(test_rng *rng, const hand_row *h) {
     flavour_case c;
@@ -622,6 +633,22 @@ static void test_worked_rows(void **state) {
          * two -inf keys) would tie it, and keep group 0 by its index. */
         {"two best keys +inf and -inf: the group scores NaN", 6, 2, BIAS | NO_RENORM, SIG, 2, 1, 0,
          {0, 0, 0, 0, 0, 0}, {inf, -inf, -inf, -inf, -inf, -inf}, {3, 4}, {0.5, 0.5}, 3},
+        /* sqrt-softplus */
+        {"sqrt-softplus renormalized", 3, 2, 0, SSP, 0, 0, 0, {1, -1, 0}, {0}, {0, 2},
+         {ssp(1) / (ssp(1) + ssp(0)), ssp(0) / (ssp(1) + ssp(0))}, 0},
+        {"sqrt-softplus, bias steers, weights unbiased, scaled (DeepSeek-V4)", 3, 2, BIAS, SSP, 0, 0, 1.5f,
+         {2, 0, 1}, {-1, 0.6f, 0}, {1, 2}, {1.5 * ssp(0) / (ssp(0) + ssp(1)), 1.5 * ssp(1) / (ssp(0) + ssp(1))}, 0},
+        {"sqrt-softplus far below: scores stay apart, no 0/0", 2, 2, 0, SSP, 0, 0, 0, {-150, -160}, {0}, {0, 1},
+         {1 / (1 + exp(-5.0)), exp(-5.0) / (1 + exp(-5.0))}, 0},
+        {"sqrt-softplus of -inf and below -208: weights 0", 3, 2, 0, SSP, 0, 0, 0, {-inf, -300, -inf}, {0}, {1, 0},
+         {0, 0}, 3},
+        {"sqrt-softplus, +inf scores share", 3, 3, 0, SSP, 0, 0, 0, {inf, 0, inf}, {0}, {0, 2, 1}, {0.5, 0.5, 0}, 7},
+        {"sqrt-softplus of +inf unrenormalized: the largest float", 2, 1, NO_RENORM, SSP, 0, 0, 0, {inf, 0}, {0},
+         {0}, {FLT_MAX}, 1},
+        {"sqrt-softplus past the largest float when scaled", 2, 1, NO_RENORM, SSP, 0, 0, 1e20f, {3e38f, 0}, {0},
+         {0}, {FLT_MAX}, 1},
+        {"sqrt-softplus unrenormalized: the score times the scale", 2, 2, NO_RENORM, SSP, 0, 0, 2.5f, {40, 1e6f},
+         {0}, {1, 0}, {2.5 * 1000.0, 2.5 * (double)sqrtf(40.0f)}, 1},
     };
     for (size_t i = 0; i < COUNT_OF(rows); ++i)
         for (int rep = 0; rep < 6; ++rep) check_hand_row(&rng, &rows[i]);
@@ -665,19 +692,21 @@ static void test_llama4_router(void **state) {
     }
 }
 
-/* Weights of sigmoid scoring against float64 sigmoid, computed with no
- * shared code at all, where scores are far from underflow. */
-static void test_sigmoid_weights_float64(void **state) {
+/* Weights of sigmoid and sqrt-softplus scoring against float64 scores,
+ * computed with no shared code at all, where scores are far from
+ * underflow. */
+static void test_score_weights_float64(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0xF00D);
-    for (int rep = 0; rep < 100; ++rep) {
+    for (int rep = 0; rep < 200; ++rep) {
+        const int32_t scoring = rep % 2 ? ALPHAMOE_SCORING_SQRT_SOFTPLUS : ALPHAMOE_SCORING_SIGMOID;
         const int32_t E = E_LIST[rng_below(&rng, COUNT_OF(E_LIST))];
         const int32_t k = 1 + (int32_t)rng_below(&rng, (uint32_t)min_i32(E, 16));
         const int32_t M = 1 + (int32_t)rng_below(&rng, 200);
         const int renorm = (int)rng_below(&rng, 2);
         alphamoe_params p = test_params(E, k, 8, M, renorm ? 0u : ALPHAMOE_FLAG_NO_RENORMALIZE);
-        p.scoring = ALPHAMOE_SCORING_SIGMOID;
+        p.scoring = scoring;
         p.routed_scaling_factor = rng_below(&rng, 2) ? 1.0f : 2.5f;
         alphamoe_router *r = NULL;
         assert_int_equal(alphamoe_router_create(&p, &r), ALPHAMOE_OK);
@@ -691,11 +720,18 @@ static void test_sigmoid_weights_float64(void **state) {
         const double tol = 4e-6 * (p.routed_scaling_factor > 1 ? p.routed_scaling_factor : 1);
         for (int32_t t = 0; t < M; ++t) {
             double s[16], sum = 0.0;
-            for (int32_t j = 0; j < k; ++j) sum += s[j] = sig(logits[(int64_t)t * E + plan.topk_ids[t * k + j]]);
+            for (int32_t j = 0; j < k; ++j) {
+                const double x = logits[(int64_t)t * E + plan.topk_ids[t * k + j]];
+                sum += s[j] = scoring == ALPHAMOE_SCORING_SIGMOID ? sig(x) : sqrt(log1p(exp(x)));
+            }
             for (int32_t j = 0; j < k; ++j) {
                 const double want = (renorm ? s[j] / sum : s[j]) * p.routed_scaling_factor;
-                if (!(fabs(plan.topk_weights[t * k + j] - want) <= tol))
-                    fail_msg("token %d slot %d: weight %.9g, float64 %.9g", t, j, plan.topk_weights[t * k + j], want);
+                /* Unrenormalized sqrt-softplus scores reach sqrt(31): the
+                 * bound is relative there, 2 ulp of the score. */
+                const double bound = renorm || scoring == ALPHAMOE_SCORING_SIGMOID ? tol : 2.5 * want * 0x1p-23;
+                if (!(fabs(plan.topk_weights[t * k + j] - want) <= bound))
+                    fail_msg("%s token %d slot %d: weight %.9g, float64 %.9g", scoring_name(scoring), t, j,
+                             plan.topk_weights[t * k + j], want);
             }
         }
         host_plan_free(&plan);
@@ -750,10 +786,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_worked_rows),
         cmocka_unit_test(test_llama4_router),
-        cmocka_unit_test(test_sigmoid_weights_float64),
+        cmocka_unit_test(test_score_weights_float64),
         cmocka_unit_test(test_first_version_caller),
         cmocka_unit_test(test_no_renormalize),
-        cmocka_unit_test(test_sigmoid_scoring),
+        cmocka_unit_test(test_expert_scores),
         cmocka_unit_test(test_grouped_topk),
         cmocka_unit_test(test_grouped_brute_force),
         cmocka_unit_test(test_expert_parallel),

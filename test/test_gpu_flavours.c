@@ -1,6 +1,6 @@
 /* The routing flavours on the GPU against the host reference: no
- * renormalization, scaling factors, sigmoid scoring with and without a
- * correction bias, grouped top-k, expert parallelism by range and by map,
+ * renormalization, scaling factors, sigmoid and sqrt-softplus scoring with
+ * and without a correction bias, grouped top-k, expert parallelism by range and by map,
  * bf16 and fp16 logits, and the model presets that combine them. Ids and
  * plan bitwise, weights within the contract's tolerance, nothing written
  * outside what the contract says; the three specializations bitwise equal
@@ -62,6 +62,7 @@ typedef struct flavour {
 #define BIAS ALPHAMOE_FLAG_CORRECTION_BIAS
 #define SMX ALPHAMOE_SCORING_SOFTMAX
 #define SIG ALPHAMOE_SCORING_SIGMOID
+#define SSP ALPHAMOE_SCORING_SQRT_SOFTPLUS
 #define F32 ALPHAMOE_LOGITS_F32
 #define BF16 ALPHAMOE_LOGITS_BF16
 #define F16 ALPHAMOE_LOGITS_F16
@@ -98,6 +99,15 @@ static flavour kFlavours[] = {
     {"sigmoid, bias, 16 groups of 32 keep 8", NULL, 512, 10, BIAS, SIG, F32, 16, 8, 1.0f, EP_NONE},
     {"sigmoid, bias, 16 groups of 32 keep 3", NULL, 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE},
     {"sigmoid, fp16, local range, scaled", NULL, 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE},
+    {MODEL(DEEPSEEK_V4_FLASH), .logits_type = F32, .ep = EP_NONE},
+    {MODEL(DEEPSEEK_V4_PRO), .logits_type = F32, .ep = EP_NONE},
+    {"deepseek-v4-pro on bf16 with an expert map", &kModelPresets[PRESET_DEEPSEEK_V4_PRO], .logits_type = BF16,
+     .ep = EP_MAP},
+    {"sqrt-softplus, renormalized", NULL, 0, 0, 0, SSP, F32, 0, 0, 0.0f, EP_NONE},
+    {"sqrt-softplus, no renormalization, scaled", NULL, 0, 0, NO_RENORM, SSP, F32, 0, 0, 2.5f, EP_NONE},
+    {"sqrt-softplus with correction bias, no renormalization", NULL, 0, 0, BIAS | NO_RENORM, SSP, F32, 0, 0, 0.0f,
+     EP_NONE},
+    {"sqrt-softplus, bias, grouped, fp16", NULL, 0, 0, BIAS, SSP, F16, GROUPS_AUTO, 0, 1.5f, EP_NONE},
 };
 
 static void take_model_presets(void) {
@@ -313,12 +323,14 @@ static int route_or_refuse(const case_inputs *in, const route_case *c, device_pl
 }
 
 /* Weights within the contract's tolerance; bit for bit where the contract
- * defines them as the shared sigmoid's result itself (sigmoid scoring, no
- * renormalization, scale 1): that checks the kernels compute the formula of
- * kernels/common/score_math.h exactly. */
+ * defines them as the shared formula's score itself (sigmoid scoring, no
+ * renormalization, scale 1; sqrt-softplus without renormalization at any
+ * scale, fl(score * scale)): that checks the kernels compute the formulas
+ * of kernels/common/score_math.h exactly. */
 static float weight_tolerance(const alphamoe_params *p) {
-    if (p->scoring == ALPHAMOE_SCORING_SIGMOID && (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) &&
-        p->routed_scaling_factor == 1.0f)
+    const int unrenormalized = (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) != 0;
+    if (unrenormalized && ((p->scoring == ALPHAMOE_SCORING_SIGMOID && p->routed_scaling_factor == 1.0f) ||
+                           p->scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS))
         return 0.0f;
     return flavour_weight_tolerance(p);
 }
@@ -461,12 +473,13 @@ static void gpu_flavours_wide_rows_few_tokens(void **state) {
     report("1 to 16 tokens of more than 128 experts");
 }
 
-/* 2 to 16 tokens of sigmoid scoring over more than 128 experts: the small
+/* 2 to 16 tokens of sigmoid or sqrt-softplus scoring over more than 128
+ * experts: the small
  * kernel's grid of a token a CTA, one cluster (beyond 8 CTAs, a size past
  * the portable one), each CTA ranking its token (one expert a thread)
  * unless it needs the general rounds (ties, non-finite values), then by a
  * warp. The library chooses it (auto) or small is forced; every
- * sigmoid flavour at every such E and a few k, each logit and bias
+ * such flavour at every such E and a few k, each logit and bias
  * pattern. */
 static void gpu_flavours_token_ctas(void **state) {
     (void)state;
@@ -476,7 +489,7 @@ static void gpu_flavours_token_ctas(void **state) {
     int idx = 0;
     for (int fi = 0; fi < COUNT(kFlavours); ++fi) {
         const flavour *f = &kFlavours[fi];
-        if (f->scoring != SIG) continue;
+        if (f->scoring == SMX) continue;
         for (int ei = 0; ei < COUNT(experts); ++ei) {
             for (int ki = 0; ki < COUNT(top_ks); ++ki) {
                 const int32_t E = f->E ? f->E : experts[ei];
@@ -493,7 +506,7 @@ static void gpu_flavours_token_ctas(void **state) {
             }
         }
     }
-    report("2 to 16 tokens of sigmoid scoring over more than 128 experts, a CTA each");
+    report("2 to 16 tokens of sigmoid or sqrt-softplus scoring over more than 128 experts, a CTA each");
 }
 
 /* Non-finite and adversarial logits and biases, through every
@@ -584,6 +597,7 @@ static void gpu_flavours_entry_points_agree(void **state) {
         {"softmax over fp16, scaled", NULL, 0, 0, 0, SMX, F16, 0, 0, 2.5f, EP_NONE},
         {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE},
         {"sigmoid with correction bias, groups of 32", NULL, 256, 8, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE},
+        {"sqrt-softplus with correction bias", NULL, 0, 0, BIAS, SSP, F32, 0, 0, 2.5f, EP_NONE},
         {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
     };
     static const int32_t experts[] = {8, 60, 128, 256, 512};
@@ -828,10 +842,10 @@ static void gpu_flavours_sanitizer_sweep(void **state) {
                     run_case(&c, &rng);
                 }
         /* The small kernel's token-CTA entry points: 4 and 13 tokens (a
-         * cluster of the portable size, and one beyond it) of sigmoid
-         * scoring over more than 128 experts, random logits, so that each
+         * cluster of the portable size, and one beyond it) of sigmoid or
+         * sqrt-softplus scoring over more than 128 experts, random logits, so that each
          * CTA ranks its token. */
-        for (int32_t M = 4; f->scoring == SIG && widths[0] > 128 && M <= 13; M += 9) {
+        for (int32_t M = 4; f->scoring != SMX && widths[0] > 128 && M <= 13; M += 9) {
             route_case c = {f, widths[0], k, 8, M, 0, ALPHAMOE_FLAG_TAIL_FILL, ALPHAMOE_SPECIALIZATION_AUTO,
                             LOGITS_RANDOM, BIAS_RANDOM, 1};
             run_case(&c, &rng);
@@ -878,8 +892,8 @@ static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
     static const float scales[] = {0.0f, 0.0f, 1.0f, 2.5f, 2.827f, 0.5f};
     flavour *f = &out->f;
     memset(f, 0, sizeof *f);
-    f->scoring = rng_below(rng, 2) ? SIG : SMX;
-    if (f->scoring == SIG && rng_below(rng, 3)) f->flags |= BIAS;
+    f->scoring = rng_below(rng, 2) ? (int32_t)(1 + rng_below(rng, 2)) : SMX;
+    if (f->scoring != SMX && rng_below(rng, 3)) f->flags |= BIAS;
     if (rng_below(rng, 4) == 0) f->flags |= NO_RENORM;
     f->logits_type = types[rng_below(rng, COUNT(types))];
     switch (rng_below(rng, 4)) {
@@ -896,7 +910,7 @@ static void name_random_flavour(random_flavour *rf) {
     static const char *const ep_names[] = {"", ", local range", ", expert map", ", map of shared ids"};
     const flavour *f = &rf->f;
     snprintf(rf->name, sizeof rf->name, "random: %s%s%s, %s logits, %d groups keep %d, scale %g%s",
-             f->scoring == SIG ? "sigmoid" : "softmax", (f->flags & BIAS) ? " with bias" : "",
+             scoring_name(f->scoring), (f->flags & BIAS) ? " with bias" : "",
              (f->flags & NO_RENORM) ? ", no renormalization" : "", logits_type_name(f->logits_type), f->groups,
              f->topk_groups, (double)f->scale, ep_names[f->ep]);
     rf->f.name = rf->name;

@@ -4,7 +4,10 @@
  * score_math.h's alphamoe_sigmoid bit for bit: ranking keys built from it
  * decide which experts a token gets, and the host reference computes them
  * with that function. Checked for every fp32 input against the function on
- * the device, and for random and special inputs against the host. */
+ * the device, and for random and special inputs against the host. The
+ * sqrt-softplus, which the kernels call as it is, for every input against
+ * float64 on the device, and for random and special ones against the
+ * host. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,11 +75,62 @@ static void gpu_sigmoid_matches_host(void **state) {
     free(out);
 }
 
+/* The bound score_math.h states for its sqrt-softplus (test_score_math.c
+ * checks it on the host over a sweep). */
+#define SQRT_SOFTPLUS_MAX_ULP 2.0
+
+static void gpu_sqrt_softplus_all_inputs(void **state) {
+    (void)state;
+    sqrt_softplus_sweep sweep;
+    assert_int_equal(sqrt_softplus_sweep_all_inputs(SQRT_SOFTPLUS_MAX_ULP, &sweep), cudaSuccess);
+    printf("# sqrt-softplus: all 4294967296 inputs, largest error %.3f ulp (allowed %.1f) at 0x%08x, %llu over\n",
+           sweep.worst_ulp_milli / 1000.0, SQRT_SOFTPLUS_MAX_ULP, sweep.worst_input, sweep.over_bound);
+    if (sweep.over_bound != 0)
+        fail_msg("%llu inputs over the bound or breaking an exact rule; worst 0x%08x (%.9g): 0x%08x",
+                 sweep.over_bound, sweep.worst_input, (double)alphamoe_bits_float(sweep.worst_input),
+                 alphamoe_float_bits(alphamoe_sqrt_softplus(alphamoe_bits_float(sweep.worst_input))));
+    /* Not a sweep that checked nothing: float64 and fp32 differ somewhere. */
+    assert_true(sweep.worst_ulp_milli > 0);
+}
+
+/* The device's bits are the host's: the kernels and the CPU reference rank
+ * by the same keys. */
+static void gpu_sqrt_softplus_matches_host(void **state) {
+    (void)state;
+    test_rng rng = case_rng(0x5162);
+    uint32_t *in = malloc(HOST_INPUTS * sizeof *in), *out = malloc(HOST_INPUTS * sizeof *out);
+    assert_non_null(in);
+    assert_non_null(out);
+    static const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 20.0f, -20.0f, 20.000002f, -20.000002f,
+                                     -208.0f, -207.94f, -174.7f, -87.34f, 0x1p-149f, -0x1p-149f, 3e38f, -3e38f};
+    for (int32_t i = 0; i < HOST_INPUTS; ++i) {
+        switch (rng_below(&rng, 4)) {
+        case 0: in[i] = (uint32_t)rng_next(&rng); break;
+        case 1: in[i] = alphamoe_float_bits(rng_uniform(&rng, -25.0f, 25.0f)); break;
+        case 2: in[i] = alphamoe_float_bits(rng_uniform(&rng, -220.0f, -15.0f)); break;
+        default: in[i] = alphamoe_float_bits(specials[rng_below(&rng, COUNT(specials))]); break;
+        }
+        out[i] = 0x7fa00000u; /* poison: a signalling NaN, which the function never returns */
+    }
+    assert_int_equal(sqrt_softplus_of(in, out, HOST_INPUTS), cudaSuccess);
+    for (int32_t i = 0; i < HOST_INPUTS; ++i) {
+        const uint32_t expected = alphamoe_float_bits(alphamoe_sqrt_softplus(alphamoe_bits_float(in[i])));
+        if (out[i] != expected)
+            fail_msg("input %d, 0x%08x (%.9g): device 0x%08x, host 0x%08x", i, in[i],
+                     (double)alphamoe_bits_float(in[i]), out[i], expected);
+    }
+    printf("# sqrt-softplus: %d random and special inputs equal to the host's\n", HOST_INPUTS);
+    free(in);
+    free(out);
+}
+
 int main(int argc, char **argv) {
     if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gpu_sigmoid_all_inputs),
         cmocka_unit_test(gpu_sigmoid_matches_host),
+        cmocka_unit_test(gpu_sqrt_softplus_all_inputs),
+        cmocka_unit_test(gpu_sqrt_softplus_matches_host),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests_name("gpu_sigmoid", tests, NULL, NULL);

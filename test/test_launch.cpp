@@ -265,7 +265,9 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(tokens_per_cta, s.tokens_per_cta);
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
                                               ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) |
-                                  (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u);
+                                  (p.scoring == ALPHAMOE_SCORING_SIGMOID         ? alphamoe::kFlagSigmoid
+                                   : p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe::kFlagSqrtSoftplus
+                                                                                 : 0u);
     ARG(flags, kernel_flags | expected_plan_bits(p, M, s, e));
     ARG(logits_type, p.logits_type);
     ARG(correction_bias, (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr);
@@ -498,6 +500,12 @@ void launch_named(void **) {
         p.scoring = ALPHAMOE_SCORING_SIGMOID;
         p.flags = ALPHAMOE_FLAG_CORRECTION_BIAS;
     });
+    add("sqrt-softplus", 64, 4, 16, [](alphamoe_params &p) { p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS; });
+    add("DeepSeek-V4-Pro", 384, 6, 64, [](alphamoe_params &p) {
+        p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
+        p.flags = ALPHAMOE_FLAG_CORRECTION_BIAS;
+        p.routed_scaling_factor = 2.5f;
+    });
     add("groups 8 keep 2", 64, 4, 16, [](alphamoe_params &p) {
         p.num_groups = 8;
         p.topk_groups = 2;
@@ -565,8 +573,8 @@ void launch_random(void **) {
         p.force_specialization = rng_below(&rng, 2) ? 0 : static_cast<int32_t>(rng_below(&rng, 4));
         p.logits_type = static_cast<int32_t>(rng_below(&rng, 3));
         if (!shared && rng_below(&rng, 2)) {
-            p.scoring = static_cast<int32_t>(rng_below(&rng, 2));
-            if (p.scoring == ALPHAMOE_SCORING_SIGMOID && rng_below(&rng, 2)) p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+            p.scoring = static_cast<int32_t>(rng_below(&rng, 3));
+            if (p.scoring != ALPHAMOE_SCORING_SOFTMAX && rng_below(&rng, 2)) p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
             if (rng_below(&rng, 3) == 0) p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
             if (rng_below(&rng, 3) == 0) {
                 int32_t g = 1 + static_cast<int32_t>(rng_below(&rng, 32));

@@ -1,10 +1,10 @@
 /* The scoring arithmetic the kernels and the host reference share
- * (kernels/common/score_math.h): the sigmoid against float64 over a sweep
- * of every binade plus special values, exact bf16 and fp16 conversion of
+ * (kernels/common/score_math.h): the sigmoid and sqrt-softplus against
+ * float64 over a sweep of every binade plus special values, exact bf16 and fp16 conversion of
  * all 65536 bit patterns against a decoding written from the formats'
  * definitions, and the library's host reference computing the very same
- * bits (a sigmoid-scored router with one expert outputs sigmoid(logit) as
- * its weight; a bf16 or fp16 router routes exactly like an fp32 router fed
+ * bits (a sigmoid- or sqrt-softplus-scored router with one expert outputs
+ * the score of its logit as its weight; a bf16 or fp16 router routes exactly like an fp32 router fed
  * the decoded values). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -23,8 +24,9 @@
 #include "logits_types.h"
 #include "test_support.h"
 
-/* The accuracy score_math.h states for its sigmoid. */
+/* The accuracy score_math.h states for its sigmoid and sqrt-softplus. */
 #define SIGMOID_MAX_ULP 2.5
+#define SQRT_SOFTPLUS_MAX_ULP 2.0
 
 static uint32_t float_bits(float x) {
     uint32_t u;
@@ -65,6 +67,38 @@ static double check_sigmoid(float x) {
     return err;
 }
 
+/* sqrt(log(1 + e^x)) in float64, without cancellation for x > 0. */
+static double exact_sqrt_softplus(float x) {
+    const double d = x;
+    return sqrt(d > 0.0 ? d + log1p(exp(-d)) : log1p(exp(d)));
+}
+
+/* Checks one input against float64 and the exact rules; returns the error
+ * in ulp. */
+static double check_sqrt_softplus(float x) {
+    const float s = alphamoe_sqrt_softplus(x);
+    const uint32_t xb = float_bits(x), sb = float_bits(s);
+    if (isnan(x)) {
+        if (!isnan(s) || sb != (xb | 0x00400000u))
+            fail_msg("sqrt_softplus(NaN 0x%08x) = 0x%08x, want the quieted input 0x%08x", xb, sb, xb | 0x00400000u);
+        return 0.0;
+    }
+    if (!(s >= 0.0f) || sb == 0x80000000u || (isinf(s) && !isinf(x)))
+        fail_msg("sqrt_softplus(%.9g [0x%08x]) = %.9g [0x%08x]: not in [+0, inf) or infinite", x, xb, s, sb);
+    if (x == INFINITY) {
+        if (!isinf(s)) fail_msg("sqrt_softplus(+inf) = %.9g, want +inf", s);
+        return 0.0;
+    }
+    if (x <= -208.0f && sb != 0u) fail_msg("sqrt_softplus(%.9g) = %.9g, want exactly +0", x, s);
+    if (x > 20.0f && s != sqrtf(x)) fail_msg("sqrt_softplus(%.9g) = %.9g, want sqrt(x) %.9g", x, s, sqrtf(x));
+    const double want = exact_sqrt_softplus(x);
+    const double err = fabs((double)s - want) / ulp_at(want);
+    if (!(err <= SQRT_SOFTPLUS_MAX_ULP))
+        fail_msg("sqrt_softplus(%.9g [0x%08x]) = %.9g, float64 %.17g: %.3f ulp > %.1f", x, xb, s, want, err,
+                 SQRT_SOFTPLUS_MAX_ULP);
+    return err;
+}
+
 static const uint32_t kSpecialBits[] = {
     0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u, /* zeros, infinities */
     0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u, 0x7FBFFFFFu, 0x7FC12345u, /* NaNs */
@@ -74,6 +108,9 @@ static const uint32_t kSpecialBits[] = {
     0x41880000u, 0x418A0000u, 0xC1880000u, 0xC2AE0000u, 0xC2B00000u, 0xC2CE0000u, /* 17, 17.25, -17, -87, -88, -103 */
     0x3EB17218u, 0xBEB17218u, 0x3F317218u, 0xBF317218u,                         /* +-ln2/2, +-ln2 */
     0x33800000u, 0xB3800000u, 0x2F800000u,                                      /* 2^-24, -2^-24, 2^-32 */
+    0x41A00000u, 0xC1A00000u, 0x41A00001u, 0xC1A00001u, 0x419FFFFFu, 0xC19FFFFFu, /* +-20 and neighbours */
+    0xC3500000u, 0xC34FFFFFu, 0xC34FF0A4u, 0xC32EB333u, 0xC3310000u,             /* -208, below, -207.94, -174.7, -177 */
+    0xC2AEAE14u, 0xC2B00000u, 0x4B000000u, 0x5F800000u,                         /* -87.34, -88, 2^23, 2^64 */
 };
 
 static void test_sigmoid_special_values(void **state) {
@@ -105,23 +142,54 @@ static void test_sigmoid_accuracy(void **state) {
     print_message("# sigmoid: largest error %.3f ulp (allowed %.1f)\n", worst, SIGMOID_MAX_ULP);
 }
 
-/* A router with one expert, sigmoid scoring and no renormalization writes
- * sigmoid(logit) itself as the weight (0 for NaN): the host reference
- * computes the shared formula's bits. */
-static void test_sigmoid_in_host_reference(void **state) {
+static void test_sqrt_softplus_special_values(void **state) {
+    (void)state;
+    assert_true(float_bits(alphamoe_sqrt_softplus(INFINITY)) == float_bits(INFINITY));
+    assert_true(float_bits(alphamoe_sqrt_softplus(-INFINITY)) == 0u);
+    assert_true(float_bits(alphamoe_sqrt_softplus(-0.0f)) == float_bits(alphamoe_sqrt_softplus(0.0f)));
+    assert_true(float_bits(alphamoe_sqrt_softplus(3.0e38f)) == float_bits(sqrtf(3.0e38f)));
+    /* A positive normal result down to x = -174.7, where computing
+     * log(1 + e^x) first underflows from -87 on. */
+    assert_true(fpclassify(alphamoe_sqrt_softplus(-174.0f)) == FP_NORMAL);
+    for (size_t i = 0; i < sizeof kSpecialBits / sizeof kSpecialBits[0]; ++i)
+        check_sqrt_softplus(bits_to_float(kSpecialBits[i]));
+}
+
+/* As for the sigmoid; the GPU test gpu_sqrt_softplus_all_inputs checks
+ * every one of the 2^32 inputs. */
+static void test_sqrt_softplus_accuracy(void **state) {
     (void)state;
     test_rng rng;
-    rng_seed_for_test(&rng, 0xA002);
+    rng_seed_for_test(&rng, 0xA004);
+    double worst = 0.0;
+    for (uint64_t b = rng_below(&rng, 4099); b <= 0xFFFFFFFFull; b += 4099) {
+        const double e = check_sqrt_softplus(bits_to_float((uint32_t)b));
+        if (e > worst) worst = e;
+    }
+    for (int i = 0; i < 1000000; ++i) {
+        const float x = i % 2 ? rng_uniform(&rng, -220.0f, 30.0f) : bits_to_float((uint32_t)rng_next(&rng));
+        const double e = check_sqrt_softplus(x);
+        if (e > worst) worst = e;
+    }
+    print_message("# sqrt-softplus: largest error %.3f ulp (allowed %.1f)\n", worst, SQRT_SOFTPLUS_MAX_ULP);
+}
+
+/* A router with one expert, a per-expert scoring and no renormalization
+ * writes the score of its logit itself as the weight (0 for NaN): the host
+ * reference computes the shared formula's bits. */
+static void check_score_in_host_reference(int32_t scoring, uint64_t salt) {
+    test_rng rng;
+    rng_seed_for_test(&rng, salt);
     enum { N = 1 << 18 };
     const int32_t n_special = (int32_t)(sizeof kSpecialBits / sizeof kSpecialBits[0]);
     float *logits = malloc(N * sizeof *logits);
     assert_non_null(logits);
     for (int32_t i = 0; i < N; ++i)
         logits[i] = i < n_special ? bits_to_float(kSpecialBits[i])
-                    : i % 3     ? rng_uniform(&rng, -120.0f, 40.0f)
+                    : i % 3     ? rng_uniform(&rng, -220.0f, 40.0f)
                                 : bits_to_float((uint32_t)rng_next(&rng));
     alphamoe_params p = test_params(1, 1, 1 + (int32_t)rng_below(&rng, 64), N, ALPHAMOE_FLAG_NO_RENORMALIZE);
-    p.scoring = ALPHAMOE_SCORING_SIGMOID;
+    p.scoring = scoring;
     alphamoe_router *r = NULL;
     assert_int_equal(alphamoe_router_create(&p, &r), ALPHAMOE_OK);
     host_plan plan;
@@ -129,15 +197,30 @@ static void test_sigmoid_in_host_reference(void **state) {
     host_plan_poison(&plan);
     assert_int_equal(alphamoe_route_host(r, N, logits, &plan.buffers), ALPHAMOE_OK);
     for (int32_t i = 0; i < N; ++i) {
-        const float want = isnan(logits[i]) ? 0.0f : alphamoe_sigmoid(logits[i]);
+        const float score = scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe_sigmoid(logits[i])
+                                                                : alphamoe_sqrt_softplus(logits[i]);
+        /* NaN weighs 0; an infinite score (sqrt-softplus of +inf) is the
+         * largest float. */
+        const float want = isnan(logits[i]) ? 0.0f : isinf(score) ? FLT_MAX : score;
         if (float_bits(plan.topk_weights[i]) != float_bits(want))
-            fail_msg("logit %.9g [0x%08x]: weight 0x%08x, the shared sigmoid gives 0x%08x", logits[i],
-                     float_bits(logits[i]), float_bits(plan.topk_weights[i]), float_bits(want));
+            fail_msg("%s, logit %.9g [0x%08x]: weight 0x%08x, the shared formula gives 0x%08x",
+                     scoring_name(scoring), logits[i], float_bits(logits[i]), float_bits(plan.topk_weights[i]),
+                     float_bits(want));
         if (plan.topk_ids[i] != 0) fail_msg("token %d: id %d", i, plan.topk_ids[i]);
     }
     host_plan_free(&plan);
     alphamoe_router_destroy(r);
     free(logits);
+}
+
+static void test_sigmoid_in_host_reference(void **state) {
+    (void)state;
+    check_score_in_host_reference(ALPHAMOE_SCORING_SIGMOID, 0xA002);
+}
+
+static void test_sqrt_softplus_in_host_reference(void **state) {
+    (void)state;
+    check_score_in_host_reference(ALPHAMOE_SCORING_SQRT_SOFTPLUS, 0xA005);
 }
 
 /* ------------------------------------------------------------ bf16, fp16 */
@@ -200,7 +283,9 @@ static void check_typed_router(int32_t type) {
     } flavours[] = {{ALPHAMOE_SCORING_SOFTMAX, 0u},
                     {ALPHAMOE_SCORING_SOFTMAX, ALPHAMOE_FLAG_NO_RENORMALIZE},
                     {ALPHAMOE_SCORING_SIGMOID, 0u},
-                    {ALPHAMOE_SCORING_SIGMOID, ALPHAMOE_FLAG_NO_RENORMALIZE}};
+                    {ALPHAMOE_SCORING_SIGMOID, ALPHAMOE_FLAG_NO_RENORMALIZE},
+                    {ALPHAMOE_SCORING_SQRT_SOFTPLUS, 0u},
+                    {ALPHAMOE_SCORING_SQRT_SOFTPLUS, ALPHAMOE_FLAG_NO_RENORMALIZE}};
     for (size_t f = 0; f < sizeof flavours / sizeof flavours[0]; ++f) {
         alphamoe_params p = test_params(E, 16, 16, ROWS, flavours[f].flags);
         p.scoring = flavours[f].scoring;
@@ -245,6 +330,9 @@ int main(void) {
         cmocka_unit_test(test_sigmoid_special_values),
         cmocka_unit_test(test_sigmoid_accuracy),
         cmocka_unit_test(test_sigmoid_in_host_reference),
+        cmocka_unit_test(test_sqrt_softplus_special_values),
+        cmocka_unit_test(test_sqrt_softplus_accuracy),
+        cmocka_unit_test(test_sqrt_softplus_in_host_reference),
         cmocka_unit_test(test_bf16_all_patterns),
         cmocka_unit_test(test_f16_all_patterns),
         cmocka_unit_test(test_bf16_router_equals_fp32),

@@ -33,8 +33,8 @@ static char sentinel_object;
 static void draw_valid_flavour(test_rng *rng, alphamoe_params *p) {
     const int32_t E = p->num_experts;
     const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
-    p->scoring = shared ? ALPHAMOE_SCORING_SOFTMAX : (int32_t)rng_below(rng, 2);
-    if (p->scoring == ALPHAMOE_SCORING_SIGMOID && rng_below(rng, 2)) p->flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+    p->scoring = shared ? ALPHAMOE_SCORING_SOFTMAX : (int32_t)rng_below(rng, 3);
+    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && rng_below(rng, 2)) p->flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
     if (rng_below(rng, 2)) p->flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
     p->logits_type = (int32_t)rng_below(rng, 3);
     p->num_groups = 0;
@@ -343,10 +343,10 @@ static void test_create_specialization(void **state) {
 
 static void test_create_scoring(void **state) {
     (void)state;
-    const int32_t bad[] = {-1, 2, 3, 100, INT32_MIN, INT32_MAX};
+    const int32_t bad[] = {-1, 3, 4, 100, INT32_MIN, INT32_MAX};
     expect_field_values_rejected(0x100D, offsetof(alphamoe_params, scoring), bad, sizeof bad / sizeof bad[0],
                                  ALPHAMOE_ERROR_SCORING, "unknown scoring");
-    /* A correction bias steers sigmoid scores only. */
+    /* A correction bias steers per-expert scores only. */
     test_rng rng;
     rng_seed_for_test(&rng, 0x1014);
     for (int i = 0; i < RANDOM_BASES; ++i) {
@@ -501,6 +501,10 @@ static void test_create_shared_with_flavours(void **state) {
         expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with sigmoid scoring");
         p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
         expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with biased sigmoid scoring");
+        p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
+        expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with biased sqrt-softplus scoring");
+        p.flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
+        expect_create_status(&p, ALPHAMOE_ERROR_SHARED_EXPERT, "shared expert with sqrt-softplus scoring");
         p = test_params(E, k, 16, 100, ALPHAMOE_FLAG_SHARED_EXPERT);
         int32_t g = 2;
         while (E % g) ++g;

@@ -30,8 +30,9 @@ void print_usage(FILE *f) {
     fprintf(f,
             "  --experts N           number of experts E (overrides the preset)\n"
             "  --top-k K             experts per token k (overrides the preset)\n"
-            "  --scoring S           softmax or sigmoid (overrides the preset)\n"
-            "  --bias [FILE.npy]     a correction bias (sigmoid scoring): float32 [E] from the\n"
+            "  --scoring S           softmax, sigmoid or sqrt-softplus (overrides the preset)\n"
+            "  --bias [FILE.npy]     a correction bias (sigmoid or sqrt-softplus scoring):\n"
+            "                        float32 [E] from the\n"
             "                        file, else random in [-0.1, 0.1) from --seed\n"
             "  --no-bias             no correction bias\n"
             "  --no-renormalize, --renormalize\n"
@@ -157,9 +158,10 @@ static int parse_range(const char *value, int32_t *begin, int32_t *count) {
 
 static int apply_valued_option(options *o, const char *name, const char *value) {
     if (strcmp(name, "--scoring") == 0) {
-        static const char *const names[] = {"softmax", "sigmoid"};
-        static const int32_t values[] = {ALPHAMOE_SCORING_SOFTMAX, ALPHAMOE_SCORING_SIGMOID};
-        return parse_named(name, value, names, values, 2, "softmax or sigmoid", &o->scoring);
+        static const char *const names[] = {"softmax", "sigmoid", "sqrt-softplus"};
+        static const int32_t values[] = {ALPHAMOE_SCORING_SOFTMAX, ALPHAMOE_SCORING_SIGMOID,
+                                         ALPHAMOE_SCORING_SQRT_SOFTPLUS};
+        return parse_named(name, value, names, values, 3, "softmax, sigmoid or sqrt-softplus", &o->scoring);
     }
     if (strcmp(name, "--dtype") == 0) {
         static const char *const names[] = {"f32", "bf16", "f16"};
@@ -385,7 +387,7 @@ int params_error(const options *o, const alphamoe_params *p, alphamoe_status sta
     case ALPHAMOE_ERROR_SHARED_EXPERT:
         return arg_error("--shared needs top-k >= 2, softmax scoring and no expert groups; here top-k %" PRId32
                          ", %s scoring, %" PRId32 " group(s) (%s)",
-                         p->top_k, p->scoring == ALPHAMOE_SCORING_SIGMOID ? "sigmoid" : "softmax",
+                         p->top_k, scoring_text(p->scoring),
                          p->num_groups > 1 ? p->num_groups : 1, name);
     case ALPHAMOE_ERROR_SCORING:
         if (o->bias > 0)
@@ -393,7 +395,7 @@ int params_error(const options *o, const alphamoe_params *p, alphamoe_status sta
         else snprintf(a, sizeof(a), "the correction bias of preset %s", o->preset->name);
         if (o->scoring >= 0) snprintf(b, sizeof(b), "--scoring softmax");
         else snprintf(b, sizeof(b), "the softmax of preset %s (give --scoring sigmoid)", o->preset->name);
-        return arg_error("%s needs sigmoid scoring, not %s (%s)", a, b, name);
+        return arg_error("%s needs sigmoid or sqrt-softplus scoring, not %s (%s)", a, b, name);
     case ALPHAMOE_ERROR_LOGITS_TYPE:
         return arg_error("--dtype: %" PRId32 " is not a logits type (%s)", p->logits_type, name);
     case ALPHAMOE_ERROR_GROUPS:

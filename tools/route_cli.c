@@ -31,15 +31,16 @@ static double now_us(void) {
 
 static void print_flavour(const session *s) {
     const alphamoe_params *p = &s->route.params;
-    const bool sigmoid = p->scoring == ALPHAMOE_SCORING_SIGMOID;
+    const char *scoring = scoring_text(p->scoring);
     const bool bias = (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) != 0;
     const char *bias_text = !bias          ? ""
                             : s->file_bias ? " with the correction bias of "
                                            : " with a random correction bias in [-0.1, 0.1)";
-    printf("routing:        %s%s%s, %s", sigmoid ? "sigmoid" : "softmax", bias_text,
-           bias && s->file_bias ? s->opt.bias_file : "",
-           (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) ? (sigmoid ? "weights sigmoid(logit)" : "full-row probabilities")
-                                                      : "renormalized over the chosen experts");
+    const char *unrenormalized = p->scoring == ALPHAMOE_SCORING_SOFTMAX ? "full-row probabilities"
+                                 : p->scoring == ALPHAMOE_SCORING_SIGMOID ? "weights sigmoid(logit)"
+                                                                          : "weights sqrt(softplus(logit))";
+    printf("routing:        %s%s%s, %s", scoring, bias_text, bias && s->file_bias ? s->opt.bias_file : "",
+           (p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE) ? unrenormalized : "renormalized over the chosen experts");
     if (p->num_groups > 1) printf(", %" PRId32 " groups keep %" PRId32, p->num_groups, p->topk_groups);
     if (p->routed_scaling_factor != 1.0f) printf(", scaled by %g", (double)p->routed_scaling_factor);
     printf("; logits %s\n", logits_type_name(p->logits_type));

@@ -1,5 +1,6 @@
 // Weights are computed in double from the fp32 logits (and, for sigmoid
-// scoring, from the fp32 scores of the shared formula) and rounded once.
+// and sqrt-softplus scoring, from the fp32 scores of the shared formulas)
+// and rounded once.
 #include "scoring.h"
 
 #include <float.h>
@@ -25,12 +26,20 @@ const float *logits_row(const alphamoe_params &p, const void *logits, int64_t ro
     return out;
 }
 
+namespace {
+
+// The per-expert score of sigmoid or sqrt-softplus scoring.
+float expert_score(const alphamoe_params &p, float logit) {
+    return p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe_sqrt_softplus(logit) : alphamoe_sigmoid(logit);
+}
+
+}  // namespace
+
 const float *ranking_keys(const alphamoe_params &p, const float *logits, const float *bias, float *keys) {
-    // Without a bias, sigmoid scores rank as the logits do (sigmoid never
-    // decreases), and the logits keep apart what saturated scores tie.
+    // Without a bias, per-expert scores rank as the logits do (neither
+    // score ever decreases), and the logits keep apart what rounding ties.
     if (!(p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS)) return logits;
-    for (int32_t e = 0; e < p.num_experts; ++e)
-        keys[e] = alphamoe_biased_score(alphamoe_sigmoid(logits[e]), bias[e]);
+    for (int32_t e = 0; e < p.num_experts; ++e) keys[e] = alphamoe_biased_score(expert_score(p, logits[e]), bias[e]);
     return keys;
 }
 
@@ -61,17 +70,22 @@ void softmax_of_row(const float *row, int32_t E, const int32_t *ids, int32_t k, 
     }
 }
 
-// Sigmoid scores of the chosen experts (a NaN score counts 0), divided by
-// their sum when renormalizing; a zero sum leaves every weight 0.
-void sigmoid_of_chosen(const float *row, const int32_t *ids, int32_t k, bool renormalize, double *w) {
+// Per-expert scores of the chosen experts (a NaN score counts 0), divided
+// by their sum when renormalizing: a zero sum leaves every weight 0, and
+// n infinite scores (sqrt-softplus of +inf) weigh 1/n each, every other 0.
+void scores_of_chosen(const alphamoe_params &p, const float *row, const int32_t *ids, int32_t k, bool renormalize,
+                      double *w) {
     double sum = 0.0;
+    int n_inf = 0;
     for (int32_t j = 0; j < k; ++j) {
-        const float s = alphamoe_sigmoid(row[ids[j]]);
+        const float s = expert_score(p, row[ids[j]]);
         w[j] = isnan(s) ? 0.0 : static_cast<double>(s);
         sum += w[j];
+        n_inf += w[j] == INFINITY;
     }
     if (!renormalize) return;
-    for (int32_t j = 0; j < k; ++j) w[j] = sum > 0.0 ? w[j] / sum : 0.0;
+    for (int32_t j = 0; j < k; ++j)
+        w[j] = n_inf > 0 ? (w[j] == INFINITY ? 1.0 / n_inf : 0.0) : sum > 0.0 ? w[j] / sum : 0.0;
 }
 
 }  // namespace
@@ -80,8 +94,8 @@ void gate_weights(const alphamoe_params &p, const float *logits, const int32_t *
     const int32_t k = p.top_k;
     const bool renormalize = !(p.flags & ALPHAMOE_FLAG_NO_RENORMALIZE);
     double w[ALPHAMOE_MAX_TOP_K];
-    if (p.scoring == ALPHAMOE_SCORING_SIGMOID) {
-        sigmoid_of_chosen(logits, ids, k, renormalize, w);
+    if (p.scoring != ALPHAMOE_SCORING_SOFTMAX) {
+        scores_of_chosen(p, logits, ids, k, renormalize, w);
     } else if (renormalize) {
         // The renormalized top-k softmax: the softmax of a row of the chosen logits.
         float chosen[ALPHAMOE_MAX_TOP_K] = {};
@@ -94,8 +108,10 @@ void gate_weights(const alphamoe_params &p, const float *logits, const int32_t *
     } else {
         softmax_of_row(logits, p.num_experts, ids, k, w);
     }
+    // A weight past the largest float (unrenormalized sqrt-softplus scores)
+    // is the largest float: weights are never infinite.
     const double scale = p.routed_scaling_factor;
-    for (int32_t j = 0; j < k; ++j) weights[j] = static_cast<float>(w[j] * scale);
+    for (int32_t j = 0; j < k; ++j) weights[j] = static_cast<float>(fmin(w[j] * scale, FLT_MAX));
 }
 
 }  // namespace alphamoe

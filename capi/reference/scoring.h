@@ -15,7 +15,8 @@ namespace alphamoe {
 const float *logits_row(const alphamoe_params &p, const void *logits, int64_t row, float *out);
 
 // The values experts are ranked by: the logits themselves, or with a
-// correction bias fl(sigmoid(L_e) + bias_e). Returns the array to rank by
+// correction bias fl(score(L_e) + bias_e), the score sigmoid or
+// sqrt-softplus. Returns the array to rank by
 // (`logits` itself when no key needs computing).
 const float *ranking_keys(const alphamoe_params &p, const float *logits, const float *bias, float *keys);
 

@@ -64,7 +64,7 @@ typedef enum alphamoe_status {
     ALPHAMOE_ERROR_OUT_OF_MEMORY = 20,   /* a host allocation failed */
     ALPHAMOE_ERROR_INVALID_ARGUMENT = 21, /* another argument out of range (an index, a capacity, a reserved field) */
     /* routing flavours: invalid arguments, rejected before any work */
-    ALPHAMOE_ERROR_SCORING = 22,         /* unknown scoring, or a correction bias without sigmoid scoring */
+    ALPHAMOE_ERROR_SCORING = 22,         /* unknown scoring, or a correction bias with softmax scoring */
     ALPHAMOE_ERROR_LOGITS_TYPE = 23,     /* unknown logits_type */
     ALPHAMOE_ERROR_GROUPS = 24,          /* num_groups / topk_groups invalid, or the kept groups hold < top_k experts */
     ALPHAMOE_ERROR_SCALING_FACTOR = 25,  /* routed_scaling_factor negative, infinite or NaN */
@@ -108,8 +108,9 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
  * gives each selected expert its probability over all num_experts logits,
  * sigmoid scoring its sigmoid score. */
 #define ALPHAMOE_FLAG_NO_RENORMALIZE 0x8u
-/* Sigmoid scoring only: buffers.correction_bias (fp32 [num_experts]) is
- * added to the scores for choosing experts and groups, never to weights. */
+/* Sigmoid or sqrt-softplus scoring: buffers.correction_bias (fp32
+ * [num_experts]) is added to the scores for choosing experts and groups,
+ * never to weights. */
 #define ALPHAMOE_FLAG_CORRECTION_BIAS 0x10u
 /* Expert parallelism by map: buffers.expert_map (int32 [num_experts]) gives
  * each global expert its local id in [0, local_expert_count), or -1 when
@@ -122,7 +123,10 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
 /* How logits become scores (alphamoe_params.scoring). */
 typedef enum alphamoe_scoring {
     ALPHAMOE_SCORING_SOFTMAX = 0, /* weights from the softmax of the logits (version 0.1's) */
-    ALPHAMOE_SCORING_SIGMOID = 1  /* score = sigmoid(logit), per expert */
+    ALPHAMOE_SCORING_SIGMOID = 1, /* score = sigmoid(logit), per expert */
+    /* score = sqrt(softplus(logit)), softplus(x) = log(1 + e^x), per
+     * expert (DeepSeek-V4); appended in version 0.3 */
+    ALPHAMOE_SCORING_SQRT_SOFTPLUS = 2
 } alphamoe_scoring;
 
 /* Element type of the logits (alphamoe_params.logits_type). Every logit is
@@ -169,6 +173,9 @@ typedef struct alphamoe_router alphamoe_router;
  *   selected experts unless NO_RENORMALIZE; with CORRECTION_BIAS the
  *   biased scores choose experts and groups (DeepSeek-V3, Kimi-K2,
  *   GLM-4.5); sigmoid, top_k 1 and NO_RENORMALIZE is Llama-4's router.
+ * - scoring SQRT_SOFTPLUS: as SIGMOID with score sqrt(softplus(logit))
+ *   (DeepSeek-V4, with CORRECTION_BIAS); a weight that would exceed the
+ *   largest float is the largest float.
  * - num_groups > 1: experts [g*E/G, (g+1)*E/G) form group g; only the
  *   best topk_groups groups of a token are eligible.
  * - routed_scaling_factor multiplies every weight.

@@ -1,11 +1,12 @@
 // The routing flavours' per-token steps (README's contract): logits of any
 // element type as fp32, ranking keys with a correction bias, the grouped
 // selection, the gate weights of every scoring and the local expert ids of
-// expert parallelism. The sigmoid and the bias arithmetic come from
+// expert parallelism. The scores and the bias arithmetic come from
 // score_math.h, which the host reference shares bit for bit.
 #ifndef ALPHAMOE_KERNELS_FLAVOUR_CUH
 #define ALPHAMOE_KERNELS_FLAVOUR_CUH
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -136,7 +137,12 @@ __device__ __forceinline__ void widen_half_row(const RouteArgs &a, RowSlice<S> &
     }
 }
 
-// Ranking keys: the logits, or with a correction bias fl(sigmoid(L) + b).
+// The per-expert score of sigmoid or sqrt-softplus scoring.
+__device__ __forceinline__ float expert_score(const RouteArgs &a, float x) {
+    return (a.flags & kFlagSqrtSoftplus) ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
+}
+
+// Ranking keys: the logits, or with a correction bias fl(score(L) + b).
 template <int S>
 __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
                                              int lane, uint32_t (&key)[S]) {
@@ -148,6 +154,14 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
 #pragma unroll
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
+    if (a.flags & kFlagSqrtSoftplus) {
+#pragma unroll
+        for (int i = 0; i < S; ++i)
+            key[i] = slot_in_row<S>(i, lane, n_candidates)
+                         ? ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(row.value[i]), bias[i]))
+                         : kNoCandidateKey;
+        return;
+    }
     // Every slot's exponential first, then every division: the slots'
     // chains overlap (score_math.h). Up to 8 slots the divisions take
     // sigmoid_slots.cuh's fast path together. Rows of 16 slots (more than
@@ -359,30 +373,27 @@ __device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_
     return active && !isnan(logit) ? expf(logit - m) / sum : 0.0f;
 }
 
-// Sigmoid scoring: the score of each active lane's logit (NaN counts 0),
-// divided by the chosen scores' sum unless not renormalizing (a zero sum
-// gives 0). Chosen lanes are 0..k-1, k <= 16.
-__device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool renormalize,
-                                                float *sum_terms = nullptr) {
-    float s = active ? alphamoe_sigmoid(logit) : 0.0f;
-    if (isnan(s)) s = 0.0f;
-    if (!renormalize) return s;
-    const float sum = sum_of_16_lanes(s, sum_terms);
-    return sum > 0.0f ? s / sum : 0.0f;
-}
-
-// sigmoid_weight from the active lanes' scores, sigmoid(logit), already
-// taken (a CTA's ranking keeps them: one_token_select_flavoured.cuh), with
-// the routed scaling factor.
-__device__ __forceinline__ float sigmoid_score_weight(const RouteArgs &a, float score, bool active,
-                                                      float *sum_terms) {
+// Sigmoid or sqrt-softplus scoring: each active lane's score (NaN counts
+// 0), divided by the chosen scores' sum unless not renormalizing (a zero
+// sum gives 0; n infinite scores, sqrt-softplus's of +inf, weigh 1/n and
+// every other 0), times the routed scaling factor, at most the largest
+// float. Chosen lanes are 0..k-1, k <= 16. The scores are taken where the
+// weights are, or kept from a CTA's ranking (one_token_select_flavoured.cuh).
+__device__ __forceinline__ float expert_score_weight(const RouteArgs &a, float score, bool active,
+                                                     float *sum_terms) {
     float s = active ? score : 0.0f;
     if (isnan(s)) s = 0.0f;
     if (!(a.flags & kFlagNoRenormalize)) {
         const float sum = sum_of_16_lanes(s, sum_terms);
-        s = sum > 0.0f ? s / sum : 0.0f;
+        float u = sum > 0.0f ? s / sum : 0.0f;
+        if (a.flags & kFlagSqrtSoftplus) {  // the only unbounded score
+            const int n_inf = __popc(__ballot_sync(kFullMask, s == INFINITY));
+            if (n_inf > 0) u = s == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f;
+        }
+        s = u;
     }
-    return a.scale == 1.0f ? s : s * a.scale;
+    const float w = a.scale == 1.0f ? s : s * a.scale;
+    return (a.flags & kFlagSqrtSoftplus) ? fminf(w, FLT_MAX) : w;
 }
 
 // The plan's id of global expert `id`: itself without expert parallelism,

@@ -151,10 +151,10 @@ template <int S, bool kShared>
 __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
                                              int lane, float shared_logit, float logit, bool active,
                                              float largest_chosen, float *sum_terms) {
+    if (a.flags & kFlagExpertScores)
+        return expert_score_weight(a, active ? expert_score(a, logit) : 0.0f, active, sum_terms);
     float weight;
-    if (a.flags & kFlagSigmoid)
-        weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize), sum_terms);
-    else if (a.flags & kFlagNoRenormalize)
+    if (a.flags & kFlagNoRenormalize)
         weight = full_row_softmax(row, n_candidates, lane, kShared, shared_logit, logit, active);
     else
         weight = warp_gate_weight(logit, active, largest_chosen, sum_terms);
@@ -170,7 +170,7 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // sum is taken through these 16 words of shared memory (sum_of_16_lanes).
 // kChosenBits: the kernel may tally kTallyChosenBits (the plain tiny one).
 // kStashedScores: with a correction bias, `scores` holds each expert's
-// sigmoid, which the CTA's ranking took for its key (no shared expert).
+// score, which the CTA's ranking took for its key (no shared expert).
 template <int S, bool kShared, bool kFlavoured, bool kChosenBits = false, bool kStashedScores = false>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
@@ -199,7 +199,7 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
     const bool active = lane < k;
     float weight;
     if (scores_kept)
-        weight = sigmoid_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms);
+        weight = expert_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms);
     else
         weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit, active,
                                                       largest, sum_terms)

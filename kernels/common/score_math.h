@@ -1,8 +1,9 @@
 /*
  * Scoring arithmetic whose results must agree bit for bit between the
  * kernels and the CPU reference: the exact conversion of bf16 and fp16
- * logits to fp32, the sigmoid of sigmoid scoring, the bias-corrected
- * ranking key and the score of an expert group.
+ * logits to fp32, the sigmoid of sigmoid scoring, the square root of the
+ * softplus of sqrt-softplus scoring, the bias-corrected ranking key and
+ * the score of an expert group.
  *
  * A ranking that depends on a computed value is reproducible only if both
  * sides compute that value with the same operations in the same order, so
@@ -82,6 +83,14 @@ ALPHAMOE_SCORE_FN float alphamoe_fdiv(float a, float b) {
     return __fdiv_rn(a, b);
 #else
     return a / b;
+#endif
+}
+
+ALPHAMOE_SCORE_FN float alphamoe_fsqrt(float a) {
+#if defined(__CUDA_ARCH__)
+    return __fsqrt_rn(a);
+#else
+    return sqrtf(a); /* correctly rounded, as IEEE-754 requires of it */
 #endif
 }
 
@@ -189,8 +198,56 @@ ALPHAMOE_SCORE_FN float alphamoe_sigmoid_finish(float x, float e) {
 
 ALPHAMOE_SCORE_FN float alphamoe_sigmoid(float x) { return alphamoe_sigmoid_finish(x, alphamoe_sigmoid_exp(x)); }
 
-/* The ranking key of sigmoid scoring with a correction bias: one rounded
- * fp32 addition. */
+/* ---- sqrt-softplus ---- */
+
+/* log(1 + u) for u in [0, 1]: with s = u / (2 + u) in [0, 1/3],
+ * log(1 + u) = 2 atanh(s) = 2s + 2s^3/3 + 2s^5/5 + ..., the series to
+ * s^15 (the rest is below 2^-29 of the sum), Horner's rule in s^2. */
+ALPHAMOE_SCORE_FN float alphamoe_log1p_unit(float u) {
+    const float s = alphamoe_fdiv(u, alphamoe_fadd(2.0f, u));
+    const float z = alphamoe_fmul(s, s);
+    float q = 0x1.111112p-3f;                 /* 2/15 */
+    q = alphamoe_ffma(q, z, 0x1.3b13b2p-3f);  /* 2/13 */
+    q = alphamoe_ffma(q, z, 0x1.745d18p-3f);  /* 2/11 */
+    q = alphamoe_ffma(q, z, 0x1.c71c72p-3f);  /* 2/9 */
+    q = alphamoe_ffma(q, z, 0x1.24924ap-2f);  /* 2/7 */
+    q = alphamoe_ffma(q, z, 0x1.99999ap-2f);  /* 2/5 */
+    q = alphamoe_ffma(q, z, 0x1.555556p-1f);  /* 2/3 */
+    return alphamoe_ffma(alphamoe_fmul(s, z), q, alphamoe_fadd(s, s));
+}
+
+/* sqrt(softplus(x)), softplus(x) = log(1 + e^x), within 2 ulp of the
+ * exact value for every input (1.89 at most over all 2^32; subnormal
+ * results in units of the smallest subnormal). PyTorch's softplus (beta 1, threshold 20)
+ * returns x itself above 20, where log(1 + e^x) - x < 2.1e-9 rounds away:
+ * so does this, sqrt(x) correctly rounded. Below -20, log(1 + e^x) = e^x
+ * (1 - e^x / 2 + ...) and the root is e^(x/2) within 2^-30 relative: taken
+ * that way, it stays a normal number down to x = -174.7 and reaches +0
+ * only where the exact value rounds to it (x <= -207.95), where
+ * log(1 + e^x) computed first would underflow from -87 on. In between,
+ * max(x, 0) + log(1 + e^-|x|) (no cancellation) and its correctly rounded
+ * root. Exactly: +inf for +inf, +0 for -inf, a NaN gives the same NaN with
+ * its quiet bit set; never -0.0, never infinite for a finite x. One
+ * exponential, one division and one root for any input, no branch but the
+ * division's own: the three ranges differ only in what they select. */
+ALPHAMOE_SCORE_FN float alphamoe_sqrt_softplus(float x) {
+    const uint32_t bits = alphamoe_float_bits(x);
+    const uint32_t magnitude = bits & 0x7FFFFFFFu;
+    const int below = x < -20.0f; /* false for NaN */
+    const float half = alphamoe_fmul(x, 0.5f);
+    /* -min(|x|, 20), NaN included; or x/2, from -104 on (exp's range). */
+    const float middle_t = alphamoe_bits_float((magnitude < 0x41A00000u /* 20.0f */ ? magnitude : 0x41A00000u) |
+                                               0x80000000u);
+    const float t = below ? (half > -104.0f ? half : -104.0f) : middle_t;
+    const float e = alphamoe_exp_nonpositive(t);
+    const float softplus = x > 20.0f ? x : alphamoe_fadd(x > 0.0f ? x : 0.0f, alphamoe_log1p_unit(e));
+    const float root = alphamoe_fsqrt(softplus);
+    const float finite = below ? (x > -208.0f ? e : 0.0f) : root;
+    return magnitude > 0x7F800000u ? alphamoe_bits_float(bits | 0x00400000u) : finite;
+}
+
+/* The ranking key of sigmoid or sqrt-softplus scoring with a correction
+ * bias: one rounded fp32 addition. */
 ALPHAMOE_SCORE_FN float alphamoe_biased_score(float score, float bias) { return alphamoe_fadd(score, bias); }
 
 /* The score of an expert group with a correction bias: the sum of its two

@@ -121,8 +121,10 @@ static status_set create_violations(const alphamoe_params *given) {
         if (stride > INT64_MAX / bytes / rows) v |= S(ALPHAMOE_ERROR_ROW_STRIDE);
     }
     /* Scoring, groups, shared expert, scale. */
-    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && p->scoring != ALPHAMOE_SCORING_SIGMOID) v |= S(ALPHAMOE_ERROR_SCORING);
-    if ((p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && p->scoring != ALPHAMOE_SCORING_SIGMOID)
+    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX && p->scoring != ALPHAMOE_SCORING_SIGMOID &&
+        p->scoring != ALPHAMOE_SCORING_SQRT_SOFTPLUS)
+        v |= S(ALPHAMOE_ERROR_SCORING);
+    if ((p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && p->scoring == ALPHAMOE_SCORING_SOFTMAX)
         v |= S(ALPHAMOE_ERROR_SCORING);
     int32_t groups = 1;
     if (e_ok) {
@@ -584,7 +586,7 @@ static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
     const uint32_t reserved = (uint32_t)take(in, 4);
     *map_raw = (raw & 128) != 0;
     const int32_t E = p->num_experts >= 1 && p->num_experts <= ALPHAMOE_MAX_EXPERTS ? p->num_experts : 1;
-    p->scoring = (raw & 1) ? (int32_t)scoring : (int32_t)(scoring % 2);
+    p->scoring = (raw & 1) ? (int32_t)scoring : (int32_t)(scoring % 3);
     p->logits_type = (raw & 2) ? (int32_t)type : (int32_t)(type % 3);
     if (raw & 4) {
         p->num_groups = (int32_t)groups;
@@ -627,10 +629,10 @@ static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
         }
     }
     p->reserved = (raw & 32) ? reserved : 0u;
-    /* Folded flags stay valid with the flavour: a bias needs sigmoid
-     * scoring, the shared expert softmax without groups. */
+    /* Folded flags stay valid with the flavour: a bias needs a per-expert
+     * score, the shared expert softmax without groups. */
     if (!(raw & 1)) {
-        if (p->scoring != ALPHAMOE_SCORING_SIGMOID) p->flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
+        if (p->scoring == ALPHAMOE_SCORING_SOFTMAX) p->flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
         if (p->scoring != ALPHAMOE_SCORING_SOFTMAX || p->num_groups > 1) p->flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
     }
 }

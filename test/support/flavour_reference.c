@@ -1,5 +1,6 @@
 #include "flavour_reference.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,13 @@ int flavour_rank_before(float x, int32_t ix, float y, int32_t iy) {
     return (ix > iy) - (ix < iy);
 }
 
+float flavour_score(const alphamoe_params *p, float logit) {
+    return p->scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe_sqrt_softplus(logit) : alphamoe_sigmoid(logit);
+}
+
 float flavour_key(const alphamoe_params *p, const float *row, const float *bias, int32_t e) {
     if (!(p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS)) return row[e];
-    return alphamoe_sigmoid(row[e]) + bias[e];
+    return flavour_score(p, row[e]) + bias[e];
 }
 
 float flavour_weight_tolerance(const alphamoe_params *p) {
@@ -73,16 +78,24 @@ static int32_t candidates(const alphamoe_params *p, const float *keys, int32_t *
 static void unscaled_weights(const alphamoe_params *p, const float *row, const int32_t *ids, long double *w) {
     const int32_t k = p->top_k, E = p->num_experts;
     const int renormalize = !(p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE);
-    if (p->scoring == ALPHAMOE_SCORING_SIGMOID) {
-        /* The contract's scores are the formula's fp32 values. */
+    if (p->scoring != ALPHAMOE_SCORING_SOFTMAX) {
+        /* The contract's scores are the formulas' fp32 values; infinite
+         * ones (sqrt-softplus of +inf) share the weight. */
         long double sum = 0.0L;
+        int n_inf = 0;
         for (int32_t j = 0; j < k; ++j) {
-            const float s = alphamoe_sigmoid(row[ids[j]]);
+            const float s = flavour_score(p, row[ids[j]]);
             w[j] = isnan(s) ? 0.0L : (long double)s;
-            sum += w[j];
+            n_inf += isinf(s) != 0;
+            sum += isinf(s) ? 0.0L : w[j];
         }
-        if (renormalize)
-            for (int32_t j = 0; j < k; ++j) w[j] = sum > 0.0L ? w[j] / sum : 0.0L;
+        if (!renormalize) return;
+        for (int32_t j = 0; j < k; ++j) {
+            if (n_inf > 0)
+                w[j] = isinf(w[j]) ? 1.0L / n_inf : 0.0L;
+            else
+                w[j] = sum > 0.0L ? w[j] / sum : 0.0L;
+        }
         return;
     }
     /* Softmax over the chosen logits, or over the whole row. */
@@ -144,8 +157,11 @@ void flavour_reference_route(const flavour_call *call, host_plan *out) {
         if (shared) ids[k - 1] = E - 1;
         long double w[ALPHAMOE_MAX_TOP_K];
         unscaled_weights(p, row, ids, w);
-        for (int32_t j = 0; j < k; ++j)
-            out->topk_weights[(int64_t)t * k + j] = (float)(w[j] * (long double)p->routed_scaling_factor);
+        for (int32_t j = 0; j < k; ++j) {
+            /* Past the largest float, the largest float. */
+            const long double scaled = w[j] * (long double)p->routed_scaling_factor;
+            out->topk_weights[(int64_t)t * k + j] = scaled > (long double)FLT_MAX ? FLT_MAX : (float)scaled;
+        }
     }
 
     /* The contract's local ids, stated directly. */

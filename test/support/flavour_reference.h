@@ -1,6 +1,6 @@
 /* A second implementation of the routing contract for every flavour,
  * written from README's contract section and sharing no code with the
- * library but the sigmoid formula the contract itself defines
+ * library but the score formulas the contract itself defines
  * (kernels/common/score_math.h): experts and groups ordered by qsort with
  * comparators that state the tie rules on values, weights in long double,
  * the plan from a sort of (local expert, pair) tuples. */
@@ -23,8 +23,11 @@ typedef struct flavour_call {
  * optional outputs for the same router. */
 void flavour_reference_route(const flavour_call *call, host_plan *out);
 
+/* The per-expert score of sigmoid or sqrt-softplus scoring. */
+float flavour_score(const alphamoe_params *p, float logit);
+
 /* The ranking key of expert e of a row: the logit, or with a correction
- * bias fl(sigmoid(logit) + bias). */
+ * bias fl(score(logit) + bias). */
 float flavour_key(const alphamoe_params *p, const float *row, const float *bias, int32_t e);
 
 /* Contract order on two values: negative when x ranks before y. Numbers

@@ -2,6 +2,7 @@
 
 #include "logit_classes.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -51,6 +52,15 @@ float bits_to_float(uint32_t bits) {
     float f;
     memcpy(&f, &bits, sizeof f);
     return f;
+}
+
+const char *scoring_name(int32_t scoring) {
+    switch (scoring) {
+    case ALPHAMOE_SCORING_SOFTMAX: return "softmax";
+    case ALPHAMOE_SCORING_SIGMOID: return "sigmoid";
+    case ALPHAMOE_SCORING_SQRT_SOFTPLUS: return "sqrt-softplus";
+    default: return "?";
+    }
 }
 
 const char *logit_pattern_name(logit_pattern pattern) {
@@ -241,6 +251,11 @@ static int fail(char *why, size_t size, const char *fmt, ...) {
 }
 
 float plan_max_weight(const host_plan *plan) {
+    /* Unrenormalized sqrt-softplus scores have no bound but the largest
+     * float; every other weight is at most the scale. */
+    if (plan->params.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS &&
+        (plan->params.flags & ALPHAMOE_FLAG_NO_RENORMALIZE))
+        return FLT_MAX;
     const float scale = plan->params.routed_scaling_factor;
     return scale > 0.0f ? scale : 1.0f;
 }

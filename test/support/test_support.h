@@ -41,6 +41,8 @@ typedef enum logit_pattern {
 } logit_pattern;
 
 const char *logit_pattern_name(logit_pattern pattern);
+/* "softmax", "sigmoid", "sqrt-softplus" for an alphamoe_scoring. */
+const char *scoring_name(int32_t scoring);
 /* Fills rows [0, M) of an [M, stride] array; columns E..stride-1 get NaN
  * so that reading past E would show. */
 void fill_logits(test_rng *rng, float *logits, int32_t M, int32_t E, int64_t stride,

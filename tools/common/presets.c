@@ -4,6 +4,7 @@
 
 #define SMX ALPHAMOE_SCORING_SOFTMAX
 #define SIG ALPHAMOE_SCORING_SIGMOID
+#define SSP ALPHAMOE_SCORING_SQRT_SOFTPLUS
 #define BIAS ALPHAMOE_FLAG_CORRECTION_BIAS
 #define NO_RENORM ALPHAMOE_FLAG_NO_RENORMALIZE
 
@@ -16,6 +17,10 @@ const model_preset kModelPresets[PRESET_COUNT] = {
     [PRESET_KIMI_K2] = {"kimi-k2", 384, 8, SIG, BIAS, 1, 1, 2.827f,
                         "Kimi-K2: sigmoid, bias, top-8 of 384, scale 2.827"},
     [PRESET_GLM_45] = {"glm-4.5", 160, 8, SIG, BIAS, 1, 1, 2.5f, "GLM-4.5: sigmoid, bias, top-8 of 160, scale 2.5"},
+    [PRESET_DEEPSEEK_V4_FLASH] = {"deepseek-v4-flash", 256, 6, SSP, BIAS, 0, 0, 1.5f,
+                                  "DeepSeek-V4-Flash: sqrt-softplus, bias, top-6 of 256, scale 1.5"},
+    [PRESET_DEEPSEEK_V4_PRO] = {"deepseek-v4-pro", 384, 6, SSP, BIAS, 0, 0, 2.5f,
+                                "DeepSeek-V4-Pro: sqrt-softplus, bias, top-6 of 384, scale 2.5"},
     [PRESET_QWEN2_MOE] = {"qwen2-moe", 60, 4, SMX, NO_RENORM, 0, 0, 0.0f,
                           "Qwen1.5/Qwen2-MoE: softmax top-4 of 60, full-row probabilities (no renormalization)"},
     [PRESET_LLAMA4] = {"llama4", 16, 1, SIG, NO_RENORM, 0, 0, 0.0f,
@@ -27,6 +32,10 @@ const model_preset *preset_find(const char *name) {
     for (int i = 0; i < PRESET_COUNT; ++i)
         if (strcmp(kModelPresets[i].name, name) == 0) return &kModelPresets[i];
     return NULL;
+}
+
+const char *scoring_text(int32_t scoring) {
+    return scoring == SMX ? "softmax" : scoring == SIG ? "sigmoid" : scoring == SSP ? "sqrt-softplus" : "unknown";
 }
 
 void preset_flavour(const model_preset *m, alphamoe_params *p) {

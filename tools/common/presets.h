@@ -28,6 +28,8 @@ enum {
     PRESET_DEEPSEEK_V3,
     PRESET_KIMI_K2,
     PRESET_GLM_45,
+    PRESET_DEEPSEEK_V4_FLASH,
+    PRESET_DEEPSEEK_V4_PRO,
     PRESET_QWEN2_MOE,
     PRESET_LLAMA4,
     PRESET_MIXTRAL,
@@ -38,6 +40,10 @@ extern const model_preset kModelPresets[PRESET_COUNT];
 
 /* The preset called `name`, or NULL. */
 const model_preset *preset_find(const char *name);
+
+/* "softmax", "sigmoid" or "sqrt-softplus": an alphamoe_scoring as the
+ * tools name it (--scoring). */
+const char *scoring_text(int32_t scoring);
 
 /* Sets the routing flavour of p (scoring, bias, renormalization, groups,
  * scale) to the preset's; the shape (experts, top_k, ...) is left alone. */

@@ -55,6 +55,7 @@ class Scoring(enum.IntEnum):
     """alphamoe_scoring"""
     SOFTMAX = 0
     SIGMOID = 1
+    SQRT_SOFTPLUS = 2
 
 
 class LogitsType(enum.IntEnum):
