@@ -76,6 +76,7 @@ static const flavour_shape kFlavourShapes[] = {
     {512, 4096, 10, 64, FLAVOUR_F16},        {512, 16384, 10, 8, FLAVOUR_BF16},
     {256, 8192, 8, 64, FLAVOUR_BF16},        {128, 4096, 8, 64, FLAVOUR_BF16},
     {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3_BF16}, {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3_BF16},
+    {384, 1, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO},  {384, 4096, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {
