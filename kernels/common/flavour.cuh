@@ -137,9 +137,11 @@ __device__ __forceinline__ void widen_half_row(const RouteArgs &a, RowSlice<S> &
     }
 }
 
-// The per-expert score of sigmoid or sqrt-softplus scoring.
-__device__ __forceinline__ float expert_score(const RouteArgs &a, float x) {
-    return (a.flags & kFlagSqrtSoftplus) ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
+// sqrt-softplus scoring: its code is laid out past the hot paths of the
+// other flavours, which run none of it (e256-m128-k8-bm64-deepseek-v3,
+// e512-m4096-k10-bm64-ep-map64, with cold code).
+__device__ __forceinline__ bool sqrt_softplus_scoring(const RouteArgs &a) {
+    return __builtin_expect((a.flags & kFlagSqrtSoftplus) != 0, 0);
 }
 
 // Ranking keys: the logits, or with a correction bias fl(score(L) + b).
@@ -150,18 +152,39 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
         row_keys(row, n_candidates, lane, key);
         return;
     }
+    if (sqrt_softplus_scoring(a)) {
+        // One copy of the score's code for the row, the slots rotated
+        // through it, and none past the row's end: a copy a slot grew the
+        // flavoured kernels by a quarter and slowed, with cold code, calls
+        // that never run it (e512-m4096-k10-bm64-ep-map64,
+        // e256-m128-k8-bm64-deepseek-v3).
+        float value[S];
+#pragma unroll
+        for (int i = 0; i < S; ++i) value[i] = row.value[i];
+#pragma unroll 1
+        for (int n = 0; n < S; ++n) {
+            uint32_t k = kNoCandidateKey;
+            if (n * 32 < n_candidates) {  // the same in every lane
+                const float bias = slot_in_row<S>(n, lane, n_candidates) ? __ldg(a.correction_bias + lane + n * 32)
+                                                                         : 0.0f;
+                k = ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(value[0]), bias));
+            }
+#pragma unroll
+            for (int i = 0; i + 1 < S; ++i) {
+                value[i] = value[i + 1];
+                key[i] = key[i + 1];
+            }
+            key[S - 1] = k;
+        }
+#pragma unroll
+        for (int i = 0; i < S; ++i)
+            if (!slot_in_row<S>(i, lane, n_candidates)) key[i] = kNoCandidateKey;
+        return;
+    }
     float bias[S];
 #pragma unroll
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
-    if (a.flags & kFlagSqrtSoftplus) {
-#pragma unroll
-        for (int i = 0; i < S; ++i)
-            key[i] = slot_in_row<S>(i, lane, n_candidates)
-                         ? ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(row.value[i]), bias[i]))
-                         : kNoCandidateKey;
-        return;
-    }
     // Every slot's exponential first, then every division: the slots'
     // chains overlap (score_math.h). Up to 8 slots the divisions take
     // sigmoid_slots.cuh's fast path together. Rows of 16 slots (more than
@@ -373,27 +396,45 @@ __device__ __forceinline__ float full_row_softmax(const RowSlice<S> &row, int n_
     return active && !isnan(logit) ? expf(logit - m) / sum : 0.0f;
 }
 
-// Sigmoid or sqrt-softplus scoring: each active lane's score (NaN counts
-// 0), divided by the chosen scores' sum unless not renormalizing (a zero
-// sum gives 0; n infinite scores, sqrt-softplus's of +inf, weigh 1/n and
-// every other 0), times the routed scaling factor, at most the largest
-// float. Chosen lanes are 0..k-1, k <= 16. The scores are taken where the
-// weights are, or kept from a CTA's ranking (one_token_select_flavoured.cuh).
-__device__ __forceinline__ float expert_score_weight(const RouteArgs &a, float score, bool active,
-                                                     float *sum_terms) {
+// Sigmoid scoring: the score of each active lane's logit (NaN counts 0),
+// divided by the chosen scores' sum unless not renormalizing (a zero sum
+// gives 0). Chosen lanes are 0..k-1, k <= 16.
+__device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool renormalize,
+                                                float *sum_terms = nullptr) {
+    float s = active ? alphamoe_sigmoid(logit) : 0.0f;
+    if (isnan(s)) s = 0.0f;
+    if (!renormalize) return s;
+    const float sum = sum_of_16_lanes(s, sum_terms);
+    return sum > 0.0f ? s / sum : 0.0f;
+}
+
+// sigmoid_weight from the active lanes' scores, sigmoid(logit), already
+// taken (a CTA's ranking keeps them: one_token_select_flavoured.cuh), with
+// the routed scaling factor.
+__device__ __forceinline__ float sigmoid_score_weight(const RouteArgs &a, float score, bool active,
+                                                      float *sum_terms) {
     float s = active ? score : 0.0f;
     if (isnan(s)) s = 0.0f;
     if (!(a.flags & kFlagNoRenormalize)) {
         const float sum = sum_of_16_lanes(s, sum_terms);
-        float u = sum > 0.0f ? s / sum : 0.0f;
-        if (a.flags & kFlagSqrtSoftplus) {  // the only unbounded score
-            const int n_inf = __popc(__ballot_sync(kFullMask, s == INFINITY));
-            if (n_inf > 0) u = s == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f;
-        }
-        s = u;
+        s = sum > 0.0f ? s / sum : 0.0f;
     }
-    const float w = a.scale == 1.0f ? s : s * a.scale;
-    return (a.flags & kFlagSqrtSoftplus) ? fminf(w, FLT_MAX) : w;
+    return a.scale == 1.0f ? s : s * a.scale;
+}
+
+// sigmoid_score_weight for sqrt-softplus scores, the one unbounded score:
+// n infinite scores (of +inf logits) weigh 1/n each and every other 0,
+// and a weight past the largest float is the largest float.
+__device__ __forceinline__ float sqrt_softplus_score_weight(const RouteArgs &a, float score, bool active,
+                                                            float *sum_terms) {
+    float s = active ? score : 0.0f;
+    if (isnan(s)) s = 0.0f;
+    if (!(a.flags & kFlagNoRenormalize)) {
+        const float sum = sum_of_16_lanes(s, sum_terms);
+        const int n_inf = __popc(__ballot_sync(kFullMask, s == INFINITY));
+        s = n_inf > 0 ? (s == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f) : sum > 0.0f ? s / sum : 0.0f;
+    }
+    return fminf(a.scale == 1.0f ? s : s * a.scale, FLT_MAX);
 }
 
 // The plan's id of global expert `id`: itself without expert parallelism,

@@ -30,7 +30,7 @@ static_assert((kWarpsPerBlock - kStashedScoresScratch) * sizeof(RankScratch) >= 
 // where score is given.
 __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, float bias, float *score) {
     if (!(a.flags & kFlagCorrectionBias)) return ordered_key(x);
-    const float s = expert_score(a, x);
+    const float s = sqrt_softplus_scoring(a) ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
     if (score) *score = s;
     return ordered_key(alphamoe_biased_score(s, bias));
 }
