@@ -72,7 +72,7 @@ const (
 	FlagPDL uint32 = C.ALPHAMOE_FLAG_PDL
 	// FlagNoRenormalize: weights are not renormalized over the chosen experts.
 	FlagNoRenormalize uint32 = C.ALPHAMOE_FLAG_NO_RENORMALIZE
-	// FlagCorrectionBias: sigmoid scoring only; Inputs.CorrectionBias steers
+	// FlagCorrectionBias: sigmoid or sqrt-softplus scoring; Inputs.CorrectionBias steers
 	// the choice of experts and groups, never the weights.
 	FlagCorrectionBias uint32 = C.ALPHAMOE_FLAG_CORRECTION_BIAS
 	// FlagExpertMap: expert parallelism by map; Inputs.ExpertMap gives each
@@ -95,6 +95,8 @@ type Scoring int32
 const (
 	ScoringSoftmax Scoring = C.ALPHAMOE_SCORING_SOFTMAX
 	ScoringSigmoid Scoring = C.ALPHAMOE_SCORING_SIGMOID
+	// ScoringSqrtSoftplus: score = sqrt(softplus(logit)) (DeepSeek-V4).
+	ScoringSqrtSoftplus Scoring = C.ALPHAMOE_SCORING_SQRT_SOFTPLUS
 )
 
 // LogitsType is the element type of the logits (alphamoe_logits_type).

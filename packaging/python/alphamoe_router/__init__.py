@@ -401,7 +401,7 @@ class Router:
 
     Router(num_experts, top_k, block_m, max_tokens, flags=0, logits_row_stride=0,
            **fields) takes every field of alphamoe_params by its name:
-    scoring (Scoring or 'softmax'/'sigmoid'), logits_type (LogitsType or
+    scoring (Scoring or 'softmax'/'sigmoid'/'sqrt_softplus'), logits_type (LogitsType or
     'f32'/'bf16'/'f16'), num_groups, topk_groups, routed_scaling_factor,
     local_expert_begin, local_expert_count, force_specialization. `params`
     holds them normalized (alphamoe_router_get_params), `sizes` the elements

@@ -51,14 +51,16 @@ def flavour_expectation(params, m, logits, bias=None):
     in float64: for logits far enough apart that fp32 rounding cannot
     reorder them (the tests draw such logits)."""
     e, k, stride = params['num_experts'], params['top_k'], params.get('logits_row_stride') or params['num_experts']
-    sigmoid = int(params.get('scoring', 0)) == 1
+    scoring = int(params.get('scoring', 0))
+    sigmoid = scoring != 0  # a score per expert: sigmoid (1) or sqrt-softplus (2)
     renormalize = not params.get('flags', 0) & amr.FLAG_NO_RENORMALIZE
     groups, kept = params.get('num_groups') or 1, params.get('topk_groups') or params.get('num_groups') or 1
     scale = params.get('routed_scaling_factor') or 1.0
     ids, weights = [], []
     for t in range(m):
         row = logits[t * stride:t * stride + e]
-        score = [1 / (1 + math.exp(-x)) for x in row] if sigmoid else None
+        score = ([1 / (1 + math.exp(-x)) for x in row] if scoring == 1 else
+                 [math.sqrt(math.log1p(math.exp(x))) for x in row] if scoring == 2 else None)
         key = [score[x] + bias[x] for x in range(e)] if bias is not None else row
         candidates = list(range(e))
         if groups > 1:

@@ -138,6 +138,9 @@ class HostReference(unittest.TestCase):
             (dict(scoring='sigmoid', flags=amr.FLAG_NO_RENORMALIZE, top_k=1), False, False),  # Llama-4
             (dict(scoring='sigmoid', flags=amr.FLAG_CORRECTION_BIAS, num_groups=8, topk_groups=4,
                   routed_scaling_factor=2.5), True, False),  # DeepSeek-V3
+            (dict(scoring='sqrt_softplus', flags=amr.FLAG_CORRECTION_BIAS, routed_scaling_factor=1.5), True,
+             False),  # DeepSeek-V4
+            (dict(scoring=amr.Scoring.SQRT_SOFTPLUS, flags=amr.FLAG_NO_RENORMALIZE), False, False),
             (dict(flags=amr.FLAG_NO_RENORMALIZE), False, False),  # Qwen2-MoE
             (dict(num_groups=4, topk_groups=2, logits_type='bf16'), False, False),
             (dict(logits_type=amr.LogitsType.F16, routed_scaling_factor=0.5), False, False),
@@ -259,7 +262,7 @@ class BadInput(unittest.TestCase):
                  'without ALPHAMOE_FLAG_CORRECTION_BIAS'),
                 (lambda: biased.route_host(logits), amr.Status.NULL_POINTER, 'NULL_POINTER'),
                 (lambda: biased.route_host(logits, correction_bias=[0.0] * 7), amr.Status.INVALID_ARGUMENT, '(7,)'),
-                (lambda: amr.Router(8, 2, 4, 2, scoring='tanh'), amr.Status.SCORING, 'softmax, sigmoid'),
+                (lambda: amr.Router(8, 2, 4, 2, scoring='tanh'), amr.Status.SCORING, 'softmax, sigmoid, sqrt_softplus'),
                 (lambda: amr.Router(8, 2, 4, 2, flags=amr.FLAG_CORRECTION_BIAS), amr.Status.SCORING, 'SCORING'),
                 (lambda: amr.Router(8, 2, 4, 2, num_groups=3), amr.Status.GROUPS, 'GROUPS'),
                 (lambda: amr.Router(8, 2, 4, 2, routed_scaling_factor=float('nan')), amr.Status.SCALING_FACTOR, ''),

@@ -76,6 +76,7 @@ c_constants! {
 
     ALPHAMOE_SCORING_SOFTMAX: alphamoe_scoring = 0;
     ALPHAMOE_SCORING_SIGMOID: alphamoe_scoring = 1;
+    ALPHAMOE_SCORING_SQRT_SOFTPLUS: alphamoe_scoring = 2;
 
     ALPHAMOE_LOGITS_F32: alphamoe_logits_type = 0;
     ALPHAMOE_LOGITS_BF16: alphamoe_logits_type = 1;

@@ -72,7 +72,7 @@ pub const FLAG_TAIL_FILL: u32 = ffi::ALPHAMOE_FLAG_TAIL_FILL;
 pub const FLAG_PDL: u32 = ffi::ALPHAMOE_FLAG_PDL;
 /// Weights are not renormalized over the selected experts.
 pub const FLAG_NO_RENORMALIZE: u32 = ffi::ALPHAMOE_FLAG_NO_RENORMALIZE;
-/// Sigmoid scoring only: [`Inputs::correction_bias`] steers the choice of experts and groups.
+/// Sigmoid or sqrt-softplus scoring: [`Inputs::correction_bias`] steers the choice of experts and groups.
 pub const FLAG_CORRECTION_BIAS: u32 = ffi::ALPHAMOE_FLAG_CORRECTION_BIAS;
 /// Expert parallelism by map: [`Inputs::expert_map`] gives each expert its local id or -1.
 pub const FLAG_EXPERT_MAP: u32 = ffi::ALPHAMOE_FLAG_EXPERT_MAP;
