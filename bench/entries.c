@@ -14,14 +14,16 @@
  * specialization and the large kernel's plans (M: a token a warp at most
  * in a CTA, pairs too few to stage, enough to), the plain softmax over fp32
  * and bf16, two flavours (a sigmoid with a bias; a softmax without
- * renormalization, which takes the shared expert) and the routings of
- * DeepSeek-V3 and Qwen2-MoE over bf16, in both expert modes where the
- * routing allows: so that every entry point is timed where it is chosen. */
+ * renormalization, which takes the shared expert), the routings of
+ * DeepSeek-V3 and Qwen2-MoE over bf16 and DeepSeek-V4-Pro's over fp32 and
+ * bf16, in both expert modes where the routing allows: so that every entry
+ * point is timed where it is chosen. */
 static const int32_t kGridExperts[] = {8, 60, 128, 256, 384, 512};
 static const int32_t kGridTokens[] = {1, 8, 64, 1024, 4096, 16384};
 static const int32_t kGridFlavours[] = {FLAVOUR_DEFAULT,          FLAVOUR_BF16,          FLAVOUR_KIMI_K2,
                                         FLAVOUR_QWEN2_MOE,        FLAVOUR_DEEPSEEK_V3_BF16,
-                                        FLAVOUR_QWEN2_MOE_BF16};
+                                        FLAVOUR_QWEN2_MOE_BF16,   FLAVOUR_DEEPSEEK_V4_PRO,
+                                        FLAVOUR_DEEPSEEK_V4_PRO_BF16};
 
 typedef struct planned_call {
     route_fixture *f;

@@ -14,34 +14,35 @@ constexpr alphamoe_specialization kFamily_large = ALPHAMOE_SPECIALIZATION_LARGE;
 
 const KernelInfo kKernels[kKernelCount] = {
 #define ALPHAMOE_KERNEL(name, family, shared_expert, flavoured)                                   \
-    {#name, kFamily_##family, shared_expert != 0, flavoured != 0, amoe_fatbin_##name,              \
-     static_cast<size_t>(amoe_fatbin_##name##_end - amoe_fatbin_##name)},
+    {#name, kFamily_##family, shared_expert != 0, flavoured != 0, flavoured == kRoutingSqrtSoftplus,  \
+     amoe_fatbin_##name, static_cast<size_t>(amoe_fatbin_##name##_end - amoe_fatbin_##name)},
 #include "variants.def"
 };
 
 struct KernelModes {
     alphamoe_specialization specialization;
     bool shared_expert;
-    bool flavoured;
+    Routing routing;
 };
 constexpr KernelModes kKernelModes[kKernelCount] = {
-#define ALPHAMOE_KERNEL(name, family, shared_expert, flavoured) {kFamily_##family, shared_expert != 0, flavoured != 0},
+#define ALPHAMOE_KERNEL(name, family, shared_expert, flavoured) \
+    {kFamily_##family, shared_expert != 0, static_cast<Routing>(flavoured)},
 #include "variants.def"
 };
 
 // kernel_of's table: every specialization has a kernel of each expert mode
-// and routing.
+// and routing, but for sqrt-softplus, which takes no shared expert.
 struct KernelOf {
-    KernelId kernel[3][2][2];  // [specialization - TINY][shared_expert][flavoured]
+    KernelId kernel[3][2][kRoutingCount];  // [specialization - TINY][shared_expert][routing]
 };
 constexpr KernelOf make_kernel_of() {
     KernelOf t = {};
     for (auto &by_shared : t.kernel)
-        for (auto &by_flavoured : by_shared)
-            for (KernelId &k : by_flavoured) k = kKernelCount;
+        for (auto &by_routing : by_shared)
+            for (KernelId &k : by_routing) k = kKernelCount;
     for (int32_t i = 0; i < kKernelCount; ++i) {
         const KernelModes &m = kKernelModes[i];
-        t.kernel[m.specialization - ALPHAMOE_SPECIALIZATION_TINY][m.shared_expert][m.flavoured] =
+        t.kernel[m.specialization - ALPHAMOE_SPECIALIZATION_TINY][m.shared_expert][m.routing] =
             static_cast<KernelId>(i);
     }
     return t;
@@ -50,11 +51,13 @@ constexpr KernelOf kKernelOf = make_kernel_of();
 constexpr bool every_kernel_listed() {
     for (int s = 0; s < 3; ++s)
         for (int x = 0; x < 2; ++x)
-            for (int f = 0; f < 2; ++f)
-                if (kKernelOf.kernel[s][x][f] == kKernelCount) return false;
+            for (int r = 0; r < kRoutingCount; ++r)
+                if ((kKernelOf.kernel[s][x][r] == kKernelCount) != (x == 1 && r == kRoutingSqrtSoftplus))
+                    return false;
     return true;
 }
-static_assert(every_kernel_listed(), "variants.def has a kernel for every specialization, expert mode and routing");
+static_assert(every_kernel_listed(), "variants.def has a kernel for every specialization, expert mode and routing "
+                                     "but a shared expert with sqrt-softplus scoring, and no other");
 
 constexpr const char *kVariantNames[kVariantCount] = {
 #define ALPHAMOE_VARIANT(name) #name,
@@ -149,8 +152,8 @@ static_assert(every_kernel_has_every_plain_width(), "variants.def lists every ke
 
 const KernelInfo &kernel_info(int32_t kernel) { return kKernels[kernel]; }
 
-KernelId kernel_of(alphamoe_specialization specialization, bool shared_expert, bool flavoured) {
-    return kKernelOf.kernel[specialization - ALPHAMOE_SPECIALIZATION_TINY][shared_expert][flavoured];
+KernelId kernel_of(alphamoe_specialization specialization, bool shared_expert, Routing routing) {
+    return kKernelOf.kernel[specialization - ALPHAMOE_SPECIALIZATION_TINY][shared_expert][routing];
 }
 
 const EntryInfo &entry_info(int32_t entry) { return kEntryTable.entry[entry]; }

@@ -41,11 +41,16 @@ inline int row_width_index(int32_t n_candidates) {
     return slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4;
 }
 
+// A kernel's routing (variants.def's `flavoured`): the plain softmax, the
+// flavours of softmax and sigmoid scoring, or those of sqrt-softplus.
+enum Routing : int32_t { kRoutingPlain = 0, kRoutingFlavours = 1, kRoutingSqrtSoftplus = 2, kRoutingCount };
+
 struct KernelInfo {
     const char *name;  // e.g. "tiny_routed"
     alphamoe_specialization specialization;
     bool shared_expert;
-    bool flavoured;
+    bool flavoured;      // any routing flavour (not kRoutingPlain)
+    bool sqrt_softplus;  // kRoutingSqrtSoftplus
     const unsigned char *fatbin;
     size_t fatbin_size;
 };
@@ -58,8 +63,9 @@ struct EntryInfo {
 };
 
 const KernelInfo &kernel_info(int32_t kernel);
-// The kernel of a specialization (not AUTO), expert mode and routing.
-KernelId kernel_of(alphamoe_specialization specialization, bool shared_expert, bool flavoured);
+// The kernel of a specialization (not AUTO), expert mode and routing;
+// kKernelCount for a combination with none (shared expert and sqrt-softplus).
+KernelId kernel_of(alphamoe_specialization specialization, bool shared_expert, Routing routing);
 
 const EntryInfo &entry_info(int32_t entry);
 // The entry point of (kernel, variant, width), or -1 where there is none.

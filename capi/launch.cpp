@@ -9,7 +9,7 @@ namespace {
 
 static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == ALPHAMOE_FLAG_NO_RENORMALIZE &&
                   kFlagCorrectionBias == ALPHAMOE_FLAG_CORRECTION_BIAS && kFlagExpertMap == ALPHAMOE_FLAG_EXPERT_MAP &&
-                  (kFlagExpertScores & ALPHAMOE_FLAG_ALL) == 0,
+                  (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0,
               "kernel flags share the public flags' bits");
 static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
                   kLogitsF16 == int{ALPHAMOE_LOGITS_F16},
@@ -41,7 +41,6 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.tokens_per_cta = plan.tokens_per_cta;
     a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
     if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
-    if (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS) a.flags |= kFlagSqrtSoftplus;
     a.flags |= plan.plan_bits;
     a.logits_type = p.logits_type;
     a.correction_bias = (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr;

@@ -91,6 +91,7 @@ struct Call {
     bool half;        // 16-bit logits
     bool flavour;     // routes_a_flavour
     bool shared;      // shared-expert mode
+    bool sqrt_softplus; // sqrt-softplus scoring: its kernels only
 };
 
 Call call_of(const alphamoe_router &router, int32_t num_tokens) {
@@ -102,6 +103,7 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     c.width = row_width_index(c.shared ? p.num_experts - 1 : p.num_experts);
     c.half = p.logits_type != ALPHAMOE_LOGITS_F32;
     c.flavour = routes_a_flavour(p);
+    c.sqrt_softplus = p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS;
     return c;
 }
 
@@ -111,10 +113,11 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
 // points take every call of their kernel but for the logits' type:
 // half_logits ones read 16-bit logits only, the others of a plain kernel
 // fp32 only; a plain kernel runs no flavour, and the plain tiny kernel
-// holds only the plans of at most a token a warp.
+// holds only the plans of at most a token a warp. Sqrt-softplus calls run
+// their kernels, which run no other scoring.
 bool entry_serves(const EntryInfo &e, const Call &c) {
     const KernelInfo &k = kernel_info(e.kernel);
-    if (e.width != c.width) return false;
+    if (e.width != c.width || k.sqrt_softplus != c.sqrt_softplus) return false;
     const bool reads_half = e.variant == kVariant_half_logits || e.variant == kVariant_staged_half_logits;
     if (reads_half != c.half && (reads_half || !k.flavoured)) return false;
     if (k.flavoured) return true;
@@ -167,6 +170,9 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
     return bits;
 }
 
+// The routing of the flavoured kernel that runs the call.
+Routing flavoured_routing(const Call &c) { return c.sqrt_softplus ? kRoutingSqrtSoftplus : kRoutingFlavours; }
+
 // Calls a grid of a token a CTA ranks each token with its whole CTA:
 // sigmoid or sqrt-softplus scoring over rows of 8 slots or more
 // (DeepSeek-V3, Kimi-K2, GLM-4.5, DeepSeek-V4), whose scores, bias and
@@ -174,7 +180,7 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
 // bits, which an expert map rules out.
 bool token_ctas_hold(const Call &c, const Tuning &t) {
     const alphamoe_params &p = *c.p;
-    const KernelId small = kernel_of(ALPHAMOE_SPECIALIZATION_SMALL, c.shared, true);
+    const KernelId small = kernel_of(ALPHAMOE_SPECIALIZATION_SMALL, c.shared, flavoured_routing(c));
     return c.num_tokens >= 2 && c.num_tokens <= t.token_ctas_max_tokens && p.scoring != ALPHAMOE_SCORING_SOFTMAX &&
            entry_of(small, kVariant_token_ctas, c.width) >= 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP) &&
            (p.num_groups <= 1 || p.num_experts == p.num_groups * 32);
@@ -195,8 +201,9 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
     if (staged) preferred[n++] = c.half ? kVariant_staged_half_logits : kVariant_staged;
     if (c.half) preferred[n++] = kVariant_half_logits;
     preferred[n++] = kVariant_plain;
-    for (const bool flavoured : {false, true}) {
-        const KernelId kernel = kernel_of(plan->specialization, c.shared, flavoured);
+    for (const Routing routing : {kRoutingPlain, flavoured_routing(c)}) {
+        const KernelId kernel = kernel_of(plan->specialization, c.shared, routing);
+        if (kernel == kKernelCount) continue;
         for (int i = 0; i < n; ++i) {
             const int32_t entry = entry_of(kernel, preferred[i], c.width);
             if (entry >= 0 && entry_serves(entry_info(entry), c)) {

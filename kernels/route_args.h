@@ -64,9 +64,6 @@ enum RouteFlags : uint32_t {
     kFlagCorrectionBias = 0x10u, // same bit as ALPHAMOE_FLAG_CORRECTION_BIAS
     kFlagExpertMap = 0x20u,      // same bit as ALPHAMOE_FLAG_EXPERT_MAP
     kFlagSigmoid = 0x100u,       // sigmoid scoring
-    kFlagSqrtSoftplus = 0x200u,  // sqrt-softplus scoring
-    // Scorings whose weights are per-expert scores, not a softmax.
-    kFlagExpertScores = kFlagSigmoid | kFlagSqrtSoftplus,
 };
 
 enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
@@ -84,7 +81,7 @@ enum PlanBits : uint32_t {
     kPlanTokenBits = 0x80000u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
     kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
 };
-static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagExpertScores) &
+static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagSigmoid) &
                (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs)) == 0,
               "RouteFlags and PlanBits share RouteArgs::flags");
 

@@ -589,7 +589,8 @@ static void gpu_flavours_entry_points_agree(void **state) {
      * scaled softmax, which takes the shared expert, over fp32 and fp16
      * (the flavoured kernels' half_logits entry points); sigmoid with a
      * bias, alone and over groups of 32 (the CTA rankings, the token-CTA
-     * grids); an expert map. */
+     * grids); sqrt-softplus with a bias over fp32 and bf16 (its kernels);
+     * an expert map. */
     static const flavour kinds[] = {
         {"softmax, renormalized", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE},
         {"softmax over bf16", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
@@ -598,6 +599,7 @@ static void gpu_flavours_entry_points_agree(void **state) {
         {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE},
         {"sigmoid with correction bias, groups of 32", NULL, 256, 8, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE},
         {"sqrt-softplus with correction bias", NULL, 0, 0, BIAS, SSP, F32, 0, 0, 2.5f, EP_NONE},
+        {"sqrt-softplus over bf16 with correction bias", NULL, 0, 0, BIAS, SSP, BF16, 0, 0, 1.5f, EP_NONE},
         {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
     };
     static const int32_t experts[] = {8, 60, 128, 256, 512};

@@ -20,7 +20,8 @@ static void every_kernel_has_every_configured_arch(void **state) {
     static const char *const names[] = {
         "tiny_routed", "tiny_shared", "small_routed", "small_shared", "large_routed", "large_shared",
         "tiny_routed_flavours", "tiny_shared_flavours", "small_routed_flavours", "small_shared_flavours",
-        "large_routed_flavours", "large_shared_flavours"};
+        "large_routed_flavours", "large_shared_flavours", "tiny_routed_sqrt_softplus", "small_routed_sqrt_softplus",
+        "large_routed_sqrt_softplus"};
     const int32_t kernels = alphamoe_kernel_count();
     assert_int_equal(kernels, (int32_t)(sizeof names / sizeof names[0]));
     for (int32_t i = 0; i < kernels; ++i) {

@@ -84,16 +84,19 @@ struct Call {
 };
 
 /* An entry point's name, read:
- * alphamoe_<specialization>_<routed|shared>[_flavours][_<variant>]_w<slots>. */
+ * alphamoe_<specialization>_<routed|shared>[_flavours|_sqrt_softplus][_<variant>]_w<slots>. */
 struct EntryName {
     std::string specialization, mode, variant;  // variant "" (plain) or "_<variant>"
-    bool flavoured;
+    bool flavoured;     // a flavoured kernel: _flavours or _sqrt_softplus
+    bool sqrt_softplus; // the sqrt-softplus kernels
     int slots;
-    std::string kernel() const { return specialization + "_" + mode + (flavoured ? "_flavours" : ""); }
+    std::string kernel() const {
+        return specialization + "_" + mode + (sqrt_softplus ? "_sqrt_softplus" : flavoured ? "_flavours" : "");
+    }
 };
 
 EntryName parse_entry_name(const std::string &name) {
-    EntryName e = {"", "", "", false, 0};
+    EntryName e = {"", "", "", false, false, 0};
     const std::string prefix = "alphamoe_";
     const size_t width_at = name.rfind("_w");
     if (name.compare(0, prefix.size(), prefix) != 0 || width_at == std::string::npos)
@@ -106,9 +109,10 @@ EntryName parse_entry_name(const std::string &name) {
     const size_t mode_end = rest.find('_');
     e.mode = rest.substr(0, mode_end);
     rest = mode_end == std::string::npos ? "" : rest.substr(mode_end);
-    const std::string flavours = "_flavours";
-    e.flavoured = rest.compare(0, flavours.size(), flavours) == 0;
-    e.variant = e.flavoured ? rest.substr(flavours.size()) : rest;
+    const std::string flavours = "_flavours", sqrt_softplus = "_sqrt_softplus";
+    e.sqrt_softplus = rest.compare(0, sqrt_softplus.size(), sqrt_softplus) == 0;
+    e.flavoured = e.sqrt_softplus || rest.compare(0, flavours.size(), flavours) == 0;
+    e.variant = e.sqrt_softplus ? rest.substr(sqrt_softplus.size()) : e.flavoured ? rest.substr(flavours.size()) : rest;
     return e;
 }
 
@@ -171,7 +175,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
         fail_msg("%s: block %u, the selection says %d", what, l.block[0], s.block_threads);
     if (l.stream != c.stream) fail_msg("%s: launched on stream %p, called with %p", what, (void *)l.stream, (void *)c.stream);
 
-    // The kernel: alphamoe_<specialization>_<routed|shared>[_flavours]<variant>_w<slots>.
+    // The kernel: alphamoe_<specialization>_<routed|shared>[_flavours|_sqrt_softplus]<variant>_w<slots>.
     const bool shared = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
     const std::string name = l.kernel;
     if (name != alphamoe_entry_point_name(s.entry_point_index))
@@ -198,6 +202,9 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
         const bool flavoured = is_flavour(p) || (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M > 16);
         if (e.flavoured != flavoured)
             fail_msg("%s: launched %s, want the %s kernel", what, l.kernel, flavoured ? "flavoured" : "plain");
+        if (e.sqrt_softplus != (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS))
+            fail_msg("%s: launched %s for %s scoring", what, l.kernel,
+                     p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? "sqrt-softplus" : "other");
         // The CTA ranks a flavoured token of a routed row of 8 slots or more
         // (kernels/variants.def).
         const bool one_token = s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M == 1 && flavoured && !shared &&
@@ -265,9 +272,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(tokens_per_cta, s.tokens_per_cta);
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
                                               ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) |
-                                  (p.scoring == ALPHAMOE_SCORING_SIGMOID         ? alphamoe::kFlagSigmoid
-                                   : p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe::kFlagSqrtSoftplus
-                                                                                 : 0u);
+                                  (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u);
     ARG(flags, kernel_flags | expected_plan_bits(p, M, s, e));
     ARG(logits_type, p.logits_type);
     ARG(correction_bias, (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr);
@@ -326,6 +331,7 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
         return false;
     if (reads_half && !half) return false;
     if (s.cluster_ctas > 8 && e.variant != "_token_ctas") return false;
+    if (e.sqrt_softplus != (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS)) return false;
     if (e.flavoured) return true;
     return reads_half == half && !is_flavour(p) &&
            (s.specialization != ALPHAMOE_SPECIALIZATION_TINY || c.M <= alphamoe::kWarpsPerBlock);

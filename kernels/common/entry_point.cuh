@@ -13,6 +13,9 @@
 namespace alphamoe {
 constexpr bool kSharedExpert = ALPHAMOE_SHARED_EXPERT != 0;
 constexpr bool kFlavoured = ALPHAMOE_FLAVOURED != 0;
+// The sqrt-softplus kernels (routing 2 in variants.def) score every expert
+// by sqrt-softplus; the other kernels never do.
+constexpr bool kSqrtSoftplusScores = ALPHAMOE_FLAVOURED == 2;
 
 // What route_kernel_body compiles for one entry point: the family's grid
 // (Family: how its CTAs plan), the variant's policy, the row width and the

@@ -2,7 +2,10 @@
 // element type as fp32, ranking keys with a correction bias, the grouped
 // selection, the gate weights of every scoring and the local expert ids of
 // expert parallelism. The scores and the bias arithmetic come from
-// score_math.h, which the host reference shares bit for bit.
+// score_math.h, which the host reference shares bit for bit. The scoring
+// of sigmoid and softmax calls is read from RouteArgs; sqrt-softplus calls
+// run kernels of their own (kSqrtSoftplusScores), so that the others carry
+// none of its code.
 #ifndef ALPHAMOE_KERNELS_FLAVOUR_CUH
 #define ALPHAMOE_KERNELS_FLAVOUR_CUH
 
@@ -10,6 +13,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "common/entry_point.cuh"
 #include "common/ordered_key.cuh"
 #include "common/score_math.h"
 #include "common/sigmoid_slots.cuh"
@@ -137,13 +141,6 @@ __device__ __forceinline__ void widen_half_row(const RouteArgs &a, RowSlice<S> &
     }
 }
 
-// sqrt-softplus scoring: its code is laid out past the hot paths of the
-// other flavours, which run none of it (e256-m128-k8-bm64-deepseek-v3,
-// e512-m4096-k10-bm64-ep-map64, with cold code).
-__device__ __forceinline__ bool sqrt_softplus_scoring(const RouteArgs &a) {
-    return __builtin_expect((a.flags & kFlagSqrtSoftplus) != 0, 0);
-}
-
 // Ranking keys: the logits, or with a correction bias fl(score(L) + b).
 template <int S>
 __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
@@ -152,39 +149,28 @@ __device__ __forceinline__ void flavour_keys(const RouteArgs &a, const RowSlice<
         row_keys(row, n_candidates, lane, key);
         return;
     }
-    if (sqrt_softplus_scoring(a)) {
-        // One copy of the score's code for the row, the slots rotated
-        // through it, and none past the row's end: a copy a slot grew the
-        // flavoured kernels by a quarter and slowed, with cold code, calls
-        // that never run it (e512-m4096-k10-bm64-ep-map64,
-        // e256-m128-k8-bm64-deepseek-v3).
-        float value[S];
-#pragma unroll
-        for (int i = 0; i < S; ++i) value[i] = row.value[i];
-#pragma unroll 1
-        for (int n = 0; n < S; ++n) {
-            uint32_t k = kNoCandidateKey;
-            if (n * 32 < n_candidates) {  // the same in every lane
-                const float bias = slot_in_row<S>(n, lane, n_candidates) ? __ldg(a.correction_bias + lane + n * 32)
-                                                                         : 0.0f;
-                k = ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(value[0]), bias));
-            }
-#pragma unroll
-            for (int i = 0; i + 1 < S; ++i) {
-                value[i] = value[i + 1];
-                key[i] = key[i + 1];
-            }
-            key[S - 1] = k;
-        }
-#pragma unroll
-        for (int i = 0; i < S; ++i)
-            if (!slot_in_row<S>(i, lane, n_candidates)) key[i] = kNoCandidateKey;
-        return;
-    }
     float bias[S];
 #pragma unroll
     for (int i = 0; i < S; ++i)
         bias[i] = slot_in_row<S>(i, lane, n_candidates) ? __ldg(a.correction_bias + lane + i * 32) : 0.0f;
+    if constexpr (kSqrtSoftplusScores) {
+        // The first half of the slots is always in the row; past it, groups
+        // of 4 slots only where the row reaches them (DeepSeek-V4-Pro's 384
+        // experts fill 12 of 16: e384-m4096-k6-bm64-deepseek-v4-pro).
+        constexpr int kGroup = S < 4 ? S : 4;
+#pragma unroll
+        for (int g = 0; g < S; g += kGroup) {
+#pragma unroll
+            for (int i = g; i < g + kGroup; ++i) key[i] = kNoCandidateKey;
+            if (g < S / 2 || g * 32 < n_candidates) {
+#pragma unroll
+                for (int i = g; i < g + kGroup; ++i)
+                    if (slot_in_row<S>(i, lane, n_candidates))
+                        key[i] = ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(row.value[i]), bias[i]));
+            }
+        }
+        return;
+    }
     // Every slot's exponential first, then every division: the slots'
     // chains overlap (score_math.h). Up to 8 slots the divisions take
     // sigmoid_slots.cuh's fast path together. Rows of 16 slots (more than
@@ -423,8 +409,8 @@ __device__ __forceinline__ float sigmoid_score_weight(const RouteArgs &a, float 
 }
 
 // sigmoid_score_weight for sqrt-softplus scores, the one unbounded score:
-// n infinite scores (of +inf logits) weigh 1/n each and every other 0,
-// and a weight past the largest float is the largest float.
+// n infinite scores (of +inf logits) weigh 1/n each and every other 0, and
+// a weight past the largest float is the largest float.
 __device__ __forceinline__ float sqrt_softplus_score_weight(const RouteArgs &a, float score, bool active,
                                                             float *sum_terms) {
     float s = active ? score : 0.0f;
@@ -435,6 +421,19 @@ __device__ __forceinline__ float sqrt_softplus_score_weight(const RouteArgs &a, 
         s = n_inf > 0 ? (s == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f) : sum > 0.0f ? s / sum : 0.0f;
     }
     return fminf(a.scale == 1.0f ? s : s * a.scale, FLT_MAX);
+}
+
+// The per-expert score of the kernel's scoring: sqrt-softplus in its own
+// kernels, else the sigmoid.
+__device__ __forceinline__ float expert_score(float x) {
+    return kSqrtSoftplusScores ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
+}
+
+// The weight of the kernel's per-expert scores, from the active lanes' scores.
+__device__ __forceinline__ float expert_score_weight(const RouteArgs &a, float score, bool active,
+                                                     float *sum_terms) {
+    return kSqrtSoftplusScores ? sqrt_softplus_score_weight(a, score, active, sum_terms)
+                               : sigmoid_score_weight(a, score, active, sum_terms);
 }
 
 // The plan's id of global expert `id`: itself without expert parallelism,

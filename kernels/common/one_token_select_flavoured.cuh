@@ -1,6 +1,6 @@
 // One token ranked by the whole CTA in the flavoured kernels, for rows of
 // more than 128 experts (8 or 16 slots per lane). Their per-expert steps,
-// a score with its division, a correction bias, the group scores, cost
+// a sigmoid with its division, a correction bias, the group scores, cost
 // warp 0 many times a plain row's when it takes them over all its slots;
 // here thread t holds expert t's key and takes them once. The ranking
 // that follows is one_token_select.cuh's (gather_cta_candidates,
@@ -15,9 +15,9 @@
 namespace alphamoe {
 
 // The rank scratch of the warps past the ranking's three (below) holds
-// each expert's score where a correction bias makes the keys scores:
+// each expert's sigmoid where a correction bias makes the keys scores:
 // warp 0 takes the chosen experts' weights from there rather than reading
-// their logits again and taking their scores once more after the
+// their logits again and taking their sigmoids once more after the
 // ranking. Past the cluster's published counts too (small.cu), which the
 // grid CTA writes once warp 0 is done.
 constexpr int kStashedScoresScratch = 4;
@@ -30,7 +30,7 @@ static_assert((kWarpsPerBlock - kStashedScoresScratch) * sizeof(RankScratch) >= 
 // where score is given.
 __device__ __forceinline__ uint32_t flavour_key(const RouteArgs &a, float x, float bias, float *score) {
     if (!(a.flags & kFlagCorrectionBias)) return ordered_key(x);
-    const float s = sqrt_softplus_scoring(a) ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
+    const float s = expert_score(x);
     if (score) *score = s;
     return ordered_key(alphamoe_biased_score(s, bias));
 }
@@ -63,7 +63,7 @@ __device__ __forceinline__ bool select_one_token_by_cta_flavoured(const RouteArg
     static_assert(S >= kFlavouredCtaRankMinSlots && S <= 16 && kWarpsPerBlock == 16,
                   "32 maxima of S experts, one expert a thread");
     const bool grouped = a.num_groups > 1;
-    if (((a.flags & kFlagNoRenormalize) && !(a.flags & kFlagExpertScores)) ||
+    if (((a.flags & kFlagNoRenormalize) && !(kSqrtSoftplusScores || (a.flags & kFlagSigmoid))) ||
         (grouped && a.num_experts != a.num_groups * 32))
         return false;
     const int expert = threadIdx.x;

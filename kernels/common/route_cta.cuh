@@ -151,12 +151,12 @@ template <int S, bool kShared>
 __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<S> &row, int n_candidates,
                                              int lane, float shared_logit, float logit, bool active,
                                              float largest_chosen, float *sum_terms) {
+    if constexpr (kSqrtSoftplusScores)
+        return sqrt_softplus_score_weight(a, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active, sum_terms);
     float weight;
-    if (a.flags & kFlagExpertScores) {
-        if (sqrt_softplus_scoring(a))
-            return sqrt_softplus_score_weight(a, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active, sum_terms);
+    if (a.flags & kFlagSigmoid)
         weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize), sum_terms);
-    } else if (a.flags & kFlagNoRenormalize)
+    else if (a.flags & kFlagNoRenormalize)
         weight = full_row_softmax(row, n_candidates, lane, kShared, shared_logit, logit, active);
     else
         weight = warp_gate_weight(logit, active, largest_chosen, sum_terms);
@@ -201,8 +201,7 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
     const bool active = lane < k;
     float weight;
     if (scores_kept)
-        weight = sqrt_softplus_scoring(a) ? sqrt_softplus_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms)
-                                          : sigmoid_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms);
+        weight = expert_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms);
     else
         weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit, active,
                                                       largest, sum_terms)

@@ -213,7 +213,7 @@ class Reachable(unittest.TestCase):
             all_flags |= f
         self.assertEqual(all_flags, amr.FLAG_ALL)
         self.assertEqual((amr.MAX_EXPERTS, amr.MAX_TOP_K, amr.MAX_BLOCK_M), (512, 16, 256))
-        self.assertEqual(len(amr.kernel_names()), 12)
+        self.assertEqual(len(amr.kernel_names()), 15)
         names = amr.entry_point_names()
         self.assertEqual(len(set(names)), len(names))
         self.assertTrue(all(n.startswith('alphamoe_') for n in names))
@@ -295,9 +295,11 @@ class Library(unittest.TestCase):
         self.assertEqual(amr.version_number(), major * 10000 + minor * 100 + patch)
         names = amr.kernel_names()
         # Three families, each routed-only and shared-expert, each once without
-        # and once with the routing flavours, in the header's order.
+        # and once with the routing flavours, then each routed-only with
+        # sqrt-softplus scoring, in the header's order.
         expected = [f'{family}_{mode}{flavours}' for flavours in ('', '_flavours')
                     for family in ('tiny', 'small', 'large') for mode in ('routed', 'shared')]
+        expected += [f'{family}_routed_sqrt_softplus' for family in ('tiny', 'small', 'large')]
         self.assertEqual(names, expected)
         for i, name in enumerate(names):
             archs = amr.kernel_images(i)

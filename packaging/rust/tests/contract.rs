@@ -104,7 +104,7 @@ fn version_and_kernels_are_reported() {
     }
     assert_eq!(names, expected);
     // SAFETY: no arguments, no state.
-    assert_eq!(unsafe { ffi::alphamoe_kernel_count() }, 12);
+    assert_eq!(unsafe { ffi::alphamoe_kernel_count() }, 15);
     for (i, name) in names.iter().enumerate() {
         let archs = alphamoe_router::kernel_images(i).unwrap();
         assert!(!archs.is_empty() && archs.iter().all(|a| [90, 100, 103].contains(a)), "{}: {:?}", name, archs);
