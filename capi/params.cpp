@@ -71,6 +71,16 @@ alphamoe_status validate_scoring(alphamoe_params *p) {
     return ALPHAMOE_OK;
 }
 
+// Hash routing: a table of vocab_size rows chooses the experts, so nothing
+// that steers a ranking (groups, a bias) and no fixed slot comes with it.
+alphamoe_status validate_hash_routing(const alphamoe_params *p) {
+    if (!(p->flags & ALPHAMOE_FLAG_HASH_ROUTING)) return p->vocab_size == 0 ? ALPHAMOE_OK : ALPHAMOE_ERROR_HASH_ROUTING;
+    if (p->vocab_size < 1 || p->num_groups > 1 ||
+        (p->flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_SHARED_EXPERT)))
+        return ALPHAMOE_ERROR_HASH_ROUTING;
+    return ALPHAMOE_OK;
+}
+
 // Expert parallelism: which experts the plan covers.
 alphamoe_status validate_expert_parallel(alphamoe_params *p) {
     const int64_t E = p->num_experts;
@@ -113,7 +123,8 @@ alphamoe_status validate_params(alphamoe_params *p) {
     alphamoe_status s = validate_shape(p);
     if (s == ALPHAMOE_OK) s = validate_scoring(p);
     if (s == ALPHAMOE_OK) s = validate_expert_parallel(p);
-    if (s == ALPHAMOE_OK && p->reserved != 0) s = ALPHAMOE_ERROR_INVALID_ARGUMENT;
+    if (s == ALPHAMOE_OK) s = validate_hash_routing(p);
+    if (s == ALPHAMOE_OK && (p->reserved != 0 || p->reserved2 != 0)) s = ALPHAMOE_ERROR_INVALID_ARGUMENT;
     return s;
 }
 
@@ -182,9 +193,11 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
     const bool has_tokens = num_tokens > 0;
     const bool needs_bias = has_tokens && (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS);
     const bool needs_map = has_tokens && (p.flags & ALPHAMOE_FLAG_EXPERT_MAP);
+    const bool needs_table = has_tokens && (p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
     if (has_tokens && (logits == nullptr || b->topk_ids == nullptr || b->topk_weights == nullptr))
         return ALPHAMOE_ERROR_NULL_POINTER;
-    if ((needs_bias && b->correction_bias == nullptr) || (needs_map && b->expert_map == nullptr))
+    if ((needs_bias && b->correction_bias == nullptr) || (needs_map && b->expert_map == nullptr) ||
+        (needs_table && (b->token_ids == nullptr || b->hash_table == nullptr)))
         return ALPHAMOE_ERROR_NULL_POINTER;
     // A plan sized for no pairs has empty arrays, which allocators hand out
     // as NULL.
@@ -205,7 +218,9 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
                                   b->expert_offsets,
                                   b->pair_to_sorted,
                                   needs_bias ? b->correction_bias : nullptr,
-                                  needs_map ? b->expert_map : nullptr};
+                                  needs_map ? b->expert_map : nullptr,
+                                  needs_table ? b->token_ids : nullptr,
+                                  needs_table ? b->hash_table : nullptr};
     for (const void *ptr : word_aligned)
         if (misaligned(ptr, 4)) return ALPHAMOE_ERROR_ALIGNMENT;
     if (need_workspace && misaligned(b->workspace, kWorkspaceAlignment)) return ALPHAMOE_ERROR_ALIGNMENT;

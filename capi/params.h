@@ -20,8 +20,10 @@ namespace alphamoe {
 
 // Sizes of the published versions of each struct, oldest first. A version
 // ends where the next one's first appended field begins.
-constexpr size_t kParamsVersions[] = {offsetof(alphamoe_params, scoring), sizeof(alphamoe_params)};
-constexpr size_t kBuffersVersions[] = {offsetof(alphamoe_buffers, correction_bias), sizeof(alphamoe_buffers)};
+constexpr size_t kParamsVersions[] = {offsetof(alphamoe_params, scoring), offsetof(alphamoe_params, vocab_size),
+                                      sizeof(alphamoe_params)};
+constexpr size_t kBuffersVersions[] = {offsetof(alphamoe_buffers, correction_bias),
+                                       offsetof(alphamoe_buffers, token_ids), sizeof(alphamoe_buffers)};
 constexpr size_t kSizesSizeV1 = sizeof(alphamoe_sizes);
 constexpr size_t kDeviceAttributesVersions[] = {offsetof(alphamoe_device_attributes, max_cluster_ctas),
                                                 sizeof(alphamoe_device_attributes)};

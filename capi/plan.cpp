@@ -218,8 +218,9 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
 }  // namespace
 
 bool device_supports_flavour(const alphamoe_params &p) {
-    // The grouped selection keeps one group score per lane of a warp.
-    return p.num_groups <= kMaxGpuGroups;
+    // The grouped selection keeps one group score per lane of a warp; the
+    // kernels do not read a hash table yet.
+    return p.num_groups <= kMaxGpuGroups && !(p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
 }
 
 alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, const alphamoe_device_attributes &device,

@@ -70,6 +70,9 @@ const char *status_message(int status) {
     case ALPHAMOE_ERROR_INVALID_HANDLE:
         return "ALPHAMOE_ERROR_INVALID_HANDLE: the router is not a live router (destroyed, or not made by "
                "alphamoe_router_create)";
+    case ALPHAMOE_ERROR_HASH_ROUTING:
+        return "ALPHAMOE_ERROR_HASH_ROUTING: vocab_size must be >= 1 with ALPHAMOE_FLAG_HASH_ROUTING and 0 "
+               "without it; hash routing takes no expert groups, no correction bias and no shared expert";
     }
     return "ALPHAMOE_ERROR_UNKNOWN: not an alphamoe_status value";
 }

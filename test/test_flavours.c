@@ -46,18 +46,19 @@ typedef struct flavour_case {
     int optional;
     logit_pattern pattern;
     bias_pattern bias;
+    int32_t vocab; /* > 0: hash routing over a table of this many rows */
 } flavour_case;
 
 static void describe(const flavour_case *c, char *buf, size_t size) {
     static const char *const ep_names[] = {"none", "range", "map", "map+junk"};
     snprintf(buf, size,
              "E=%d k=%d block_m=%d M=%d max_tokens=%d stride=%" PRId64 " flags=0x%x scoring=%s logits=%s "
-             "groups=%d keep=%d scale=%g ep=%s(%d,%d) optional=%d pattern=%s bias=%s",
+             "groups=%d keep=%d scale=%g ep=%s(%d,%d) optional=%d pattern=%s bias=%s vocab=%d",
              c->E, c->k, c->bm, c->M, c->max_tokens, c->stride, c->flags,
              scoring_name(c->scoring), logits_type_name(c->logits_type),
              c->groups, c->topk_groups, (double)c->scale, ep_names[c->ep], c->ep_begin, c->ep_count, c->optional,
              logit_pattern_name(c->pattern),
-             (c->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? bias_pattern_name(c->bias) : "none");
+             (c->flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? bias_pattern_name(c->bias) : "none", c->vocab);
 }
 
 static alphamoe_params case_params(const flavour_case *c) {
@@ -68,6 +69,10 @@ static alphamoe_params case_params(const flavour_case *c) {
     p.num_groups = c->groups;
     p.topk_groups = c->topk_groups;
     p.routed_scaling_factor = c->scale;
+    if (c->vocab > 0) {
+        p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+        p.vocab_size = c->vocab;
+    }
     if (c->ep == EP_RANGE) {
         p.local_expert_begin = c->ep_begin;
         p.local_expert_count = c->ep_count;
@@ -84,6 +89,8 @@ typedef struct case_data {
     float *values; /* what the router sees */
     float *bias;
     int32_t *map;
+    int32_t *token_ids; /* [rows]: in the vocabulary and, one in eight, out of it */
+    int32_t *table;     /* [vocab, k]: experts and, one in sixteen, an entry that names none */
 } case_data;
 
 static void case_data_make(test_rng *rng, const flavour_case *c, case_data *d) {
@@ -105,6 +112,20 @@ static void case_data_make(test_rng *rng, const flavour_case *c, case_data *d) {
     assert_true(d->bias && d->map);
     fill_bias(rng, d->bias, c->E, c->bias);
     fill_expert_map(rng, d->map, c->E, c->ep_count > 0 ? c->ep_count : c->E, c->ep == EP_MAP_JUNK);
+    const int32_t vocab = c->vocab > 0 ? c->vocab : 1;
+    d->token_ids = malloc((size_t)rows * sizeof *d->token_ids);
+    d->table = malloc((size_t)vocab * (size_t)c->k * sizeof *d->table);
+    assert_true(d->token_ids && d->table);
+    static const int32_t unknown_tokens[] = {-1, INT32_MIN, INT32_MAX};
+    for (int32_t t = 0; t < rows; ++t)
+        d->token_ids[t] = rng_below(rng, 8) ? (int32_t)rng_below(rng, (uint32_t)vocab)
+                          : rng_below(rng, 2)   ? vocab
+                                              : unknown_tokens[rng_below(rng, 3)];
+    static const int32_t bad_entries[] = {-1, INT32_MIN, INT32_MAX};
+    for (int64_t i = 0; i < (int64_t)vocab * c->k; ++i)
+        d->table[i] = rng_below(rng, 16) ? (int32_t)rng_below(rng, (uint32_t)c->E)
+                      : rng_below(rng, 2) ? c->E
+                                          : bad_entries[rng_below(rng, 3)];
 }
 
 static void case_data_free(case_data *d) {
@@ -113,11 +134,15 @@ static void case_data_free(case_data *d) {
     free(d->values);
     free(d->bias);
     free(d->map);
+    free(d->token_ids);
+    free(d->table);
 }
 
 static void attach_inputs(host_plan *plan, const case_data *d) {
     plan->buffers.correction_bias = d->bias;
     plan->buffers.expert_map = d->map;
+    plan->buffers.token_ids = d->token_ids;
+    plan->buffers.hash_table = d->table;
 }
 
 /* Routes the case through the library and the second implementation;
@@ -135,7 +160,7 @@ static void compare_on(const flavour_case *c, const case_data *d, int check_dete
 
     const alphamoe_status s = alphamoe_route_host(d->router, c->M, d->logits, &actual.buffers);
     if (s != ALPHAMOE_OK) fail_msg("%s: alphamoe_route_host: %s", desc, alphamoe_status_string(s));
-    const flavour_call call = {&expected.params, c->M, d->values, d->bias, d->map};
+    const flavour_call call = {&expected.params, c->M, d->values, d->bias, d->map, d->token_ids, d->table};
     flavour_reference_route(&call, &expected);
 
     char why[384];
@@ -223,6 +248,7 @@ typedef enum flavour_kind {
     KIND_GROUPED,       /* groups > 1 */
     KIND_EP,            /* expert parallelism */
     KIND_TYPED,         /* bf16 / fp16 logits */
+    KIND_HASH,          /* hash routing, any scoring */
 } flavour_kind;
 
 static flavour_case draw_case(test_rng *rng, flavour_kind kind, int32_t E, int32_t bm, int32_t M) {
@@ -257,6 +283,16 @@ static flavour_case draw_case(test_rng *rng, flavour_kind kind, int32_t E, int32
 
     if (c.scoring == ALPHAMOE_SCORING_SOFTMAX && G == 1 && c.k >= 2 && rng_below(rng, 3) == 0)
         c.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+    /* Hash routing takes no groups, bias or shared expert: a hash case
+     * drops them, and an ANY case hashes where none was drawn. */
+    const uint32_t unhashable = ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_CORRECTION_BIAS;
+    if (kind == KIND_HASH || (kind == KIND_ANY && G == 1 && !(c.flags & unhashable) && rng_below(rng, 4) == 0)) {
+        c.flags &= ~unhashable;
+        c.groups = 0;
+        c.topk_groups = 0;
+        c.k = 1 + (int32_t)rng_below(rng, (uint32_t)min_i32(E, ALPHAMOE_MAX_TOP_K));
+        c.vocab = 1 + (int32_t)rng_below(rng, rng_below(rng, 2) ? 8 : 5000);
+    }
     static const float scales[] = {0.0f, 1.0f, 2.5f, 2.827f, 0.125f, 16.0f, 1e-3f};
     c.scale = rng_below(rng, 2) ? scales[rng_below(rng, COUNT_OF(scales))] : rng_uniform(rng, 0.01f, 8.0f);
 
@@ -323,6 +359,11 @@ static void test_expert_parallel(void **state) {
     run_grid(0xF004, KIND_EP, 2);
 }
 
+static void test_hash_routing(void **state) {
+    (void)state;
+    run_grid(0xF010, KIND_HASH, 2);
+}
+
 static void test_logits_types(void **state) {
     (void)state;
     run_grid(0xF005, KIND_TYPED, 2);
@@ -343,7 +384,7 @@ static void test_nonfinite_inputs(void **state) {
     int cases = 0;
     for (int pat = 0; pat < LOGITS_PATTERN_COUNT; ++pat)
         for (int b = 0; b < BIAS_PATTERN_COUNT; ++b)
-            for (int kind = KIND_NO_RENORM; kind <= KIND_TYPED; ++kind, ++cases) {
+            for (int kind = KIND_NO_RENORM; kind <= KIND_HASH; ++kind, ++cases) {
                 flavour_case c = draw_case(&rng, (flavour_kind)kind, E_LIST[rng_below(&rng, COUNT_OF(E_LIST))],
                                            BM_LIST[rng_below(&rng, COUNT_OF(BM_LIST))],
                                            M_LIST[1 + rng_below(&rng, COUNT_OF(M_LIST) - 1)]);
@@ -453,8 +494,11 @@ static void test_expert_parallel_partition(void **state) {
             host_plan_free(&local);
             alphamoe_router_destroy(rr);
         }
+        /* Every pair once, but a pair of no expert (hash routing), nowhere. */
         for (int64_t i = 0; i < pairs; ++i)
-            if (seen[i] != 1) fail_msg("pair %" PRId64 " placed %d times over the %d ranks", i, seen[i], ranks);
+            if (seen[i] != (all.topk_ids[i] >= 0 ? 1 : 0))
+                fail_msg("pair %" PRId64 " of expert %d placed %d times over the %d ranks", i, all.topk_ids[i], seen[i],
+                         ranks);
         free(seen);
         host_plan_free(&all);
         case_data_free(&whole);
@@ -795,6 +839,7 @@ int main(void) {
         cmocka_unit_test(test_expert_parallel),
         cmocka_unit_test(test_expert_parallel_partition),
         cmocka_unit_test(test_logits_types),
+        cmocka_unit_test(test_hash_routing),
         cmocka_unit_test(test_scaling_factor),
         cmocka_unit_test(test_nonfinite_inputs),
         cmocka_unit_test(test_any_flavour),

@@ -2,8 +2,9 @@
  * pedantic C99, and the compiled-in version matching the library's. A
  * router reads back the parameters it was made from (normalized as
  * alphamoe_router_get_params says), and a caller of the first version,
- * which knew only the fields up to force_specialization, creates the same
- * router as a caller of this version passing zeros after them. */
+ * which knew only the fields up to force_specialization, or of version
+ * 0.2, which knew them up to reserved, creates the same router as a caller
+ * of this version passing zeros after them. */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +37,7 @@ static int same_params(const char *what, const alphamoe_params *got, const alpha
 
 int main(void) {
     alphamoe_params params = {sizeof(alphamoe_params), 8, 2, 16, 64, 0, 0, ALPHAMOE_SPECIALIZATION_AUTO,
-                              ALPHAMOE_SCORING_SIGMOID, ALPHAMOE_LOGITS_BF16, 2, 1, 2.5f, 0, 0, 0};
+                              ALPHAMOE_SCORING_SIGMOID, ALPHAMOE_LOGITS_BF16, 2, 1, 2.5f, 0, 0, 0, 0, 0};
     alphamoe_router *router = NULL;
     alphamoe_params got;
     struct CUstream_st *stream = NULL; /* what cudaStream_t and CUstream are */
@@ -55,6 +56,23 @@ int main(void) {
         want.logits_row_stride = 8;
         want.local_expert_count = 8;
         if (!same_params("this version's struct", &got, &want)) return 1;
+    }
+
+    /* Version 0.2's struct: nothing past reserved, whatever the memory
+     * after it holds. */
+    {
+        alphamoe_params older = params, newer = params;
+        older.struct_size = offsetof(alphamoe_params, vocab_size);
+        older.vocab_size = -7; /* past struct_size: never read */
+        older.reserved2 = 0x55u;
+        newer.vocab_size = 0;
+        newer.reserved2 = 0;
+        alphamoe_params got_older, got_newer;
+        if (alphamoe_router_create(&older, &router) != ALPHAMOE_OK || !params_of(router, &got_older)) return 1;
+        alphamoe_router_destroy(router);
+        if (alphamoe_router_create(&newer, &router) != ALPHAMOE_OK || !params_of(router, &got_newer)) return 1;
+        alphamoe_router_destroy(router);
+        if (!same_params("version 0.2's struct against this version's with zeros", &got_older, &got_newer)) return 1;
     }
 
     /* The first version's struct: nothing past force_specialization. */

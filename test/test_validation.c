@@ -484,11 +484,53 @@ static void test_create_reserved(void **state) {
         alphamoe_params p = random_valid_params(&rng);
         p.reserved = 1u << rng_below(&rng, 32);
         expect_create_status(&p, ALPHAMOE_ERROR_INVALID_ARGUMENT, "reserved field not zero");
+        p.reserved = 0;
+        p.reserved2 = 1u << rng_below(&rng, 32);
+        expect_create_status(&p, ALPHAMOE_ERROR_INVALID_ARGUMENT, "reserved2 field not zero");
     }
 }
 
 /* Shared-expert mode is defined with softmax scoring and no groups; the
  * other flavours combine with it. */
+/* Hash routing needs a vocabulary, a vocabulary needs hash routing, and
+ * nothing that steers a ranking or fixes a slot comes with it. */
+static void test_create_hash_routing(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1015);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        p.flags &= ~(ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_CORRECTION_BIAS);
+        p.num_groups = p.topk_groups = 0;
+        p.vocab_size = 0;
+        alphamoe_router_destroy(expect_create_ok(&p, "no hash routing, no vocabulary"));
+        p.vocab_size = 1 + (int32_t)rng_below(&rng, 200000);
+        expect_create_status(&p, ALPHAMOE_ERROR_HASH_ROUTING, "a vocabulary without hash routing");
+        p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+        alphamoe_router_destroy(expect_create_ok(&p, "hash routing"));
+        const int32_t bad_vocab[] = {0, -1, INT32_MIN};
+        const int32_t vocab = p.vocab_size;
+        p.vocab_size = bad_vocab[rng_below(&rng, 3)];
+        expect_create_status(&p, ALPHAMOE_ERROR_HASH_ROUTING, "hash routing without a vocabulary");
+        p.vocab_size = vocab;
+        if (p.scoring != ALPHAMOE_SCORING_SOFTMAX) {
+            p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+            expect_create_status(&p, ALPHAMOE_ERROR_HASH_ROUTING, "hash routing with a correction bias");
+            p.flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
+        }
+        if (p.top_k >= 2 && p.scoring == ALPHAMOE_SCORING_SOFTMAX) {
+            p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+            expect_create_status(&p, ALPHAMOE_ERROR_HASH_ROUTING, "hash routing with a shared expert");
+            p.flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
+        }
+        if (p.num_experts >= 2 && p.num_experts % 2 == 0) {
+            p.num_groups = 2;
+            p.topk_groups = 2;
+            expect_create_status(&p, ALPHAMOE_ERROR_HASH_ROUTING, "hash routing with expert groups");
+        }
+    }
+}
+
 static void test_create_shared_with_flavours(void **state) {
     (void)state;
     test_rng rng;
@@ -527,7 +569,7 @@ static void test_create_shared_with_flavours(void **state) {
  * of the fields that is actually wrong, and *out must stay untouched. */
 enum {
     BAD_E, BAD_K, BAD_BM, BAD_MAX, BAD_SHARED, BAD_STRIDE, BAD_FLAGS, BAD_SPEC, BAD_SIZE,
-    BAD_SCORING, BAD_TYPE, BAD_GROUPS, BAD_SCALE, BAD_EP, BAD_RESERVED, BAD_COUNT
+    BAD_SCORING, BAD_TYPE, BAD_GROUPS, BAD_SCALE, BAD_EP, BAD_RESERVED, BAD_HASH, BAD_COUNT
 };
 
 static void test_create_combinations(void **state) {
@@ -554,14 +596,15 @@ static void test_create_combinations(void **state) {
         if (bad[BAD_BM]) p.block_m = rng_below(&rng, 2) ? 0 : 257;
         if (bad[BAD_MAX]) p.max_tokens = -1 - (int32_t)rng_below(&rng, 5);
         if (bad[BAD_STRIDE]) p.logits_row_stride = -1 - (int64_t)rng_below(&rng, 5);
-        if (bad[BAD_FLAGS]) p.flags |= 0x40u << rng_below(&rng, 26);
+        if (bad[BAD_FLAGS]) p.flags |= 0x80u << rng_below(&rng, 25);
         if (bad[BAD_SPEC]) p.force_specialization = rng_below(&rng, 2) ? -1 : 4;
         if (bad[BAD_SIZE]) {
             /* Not a published size: below the first, or inside a later field. */
             do p.struct_size = rng_below(&rng, (uint32_t)sizeof p);
-            while (p.struct_size == offsetof(alphamoe_params, scoring));
+            while (p.struct_size == offsetof(alphamoe_params, scoring) ||
+                   p.struct_size == offsetof(alphamoe_params, vocab_size));
         }
-        if (bad[BAD_SCORING]) p.scoring = rng_below(&rng, 2) ? -1 : 2 + (int32_t)rng_below(&rng, 100);
+        if (bad[BAD_SCORING]) p.scoring = rng_below(&rng, 2) ? -1 : 3 + (int32_t)rng_below(&rng, 100);
         if (bad[BAD_TYPE]) p.logits_type = rng_below(&rng, 2) ? -1 : 3 + (int32_t)rng_below(&rng, 100);
         if (bad[BAD_GROUPS]) {
             if (rng_below(&rng, 2)) p.num_groups = -1 - (int32_t)rng_below(&rng, 5);
@@ -572,7 +615,18 @@ static void test_create_combinations(void **state) {
             p.routed_scaling_factor = bad_scales[rng_below(&rng, 5)];
         }
         if (bad[BAD_EP]) p.local_expert_count = -1 - (int32_t)rng_below(&rng, 5);
-        if (bad[BAD_RESERVED]) p.reserved = 1u + (uint32_t)rng_below(&rng, 1000);
+        if (bad[BAD_RESERVED]) {
+            if (rng_below(&rng, 2)) p.reserved = 1u + (uint32_t)rng_below(&rng, 1000);
+            else p.reserved2 = 1u + (uint32_t)rng_below(&rng, 1000);
+        }
+        /* A vocabulary without the flag, or none with it. */
+        if (bad[BAD_HASH]) {
+            if (rng_below(&rng, 2))
+                p.vocab_size = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) ? -(int32_t)rng_below(&rng, 1000)
+                                                                     : 1 + (int32_t)rng_below(&rng, 1000);
+            else if (!(p.flags & ALPHAMOE_FLAG_HASH_ROUTING)) p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+            else p.vocab_size = 0;
+        }
 
         alphamoe_router *out = SENTINEL_ROUTER;
         const alphamoe_status s = alphamoe_router_create(&p, &out);
@@ -603,6 +657,9 @@ static void test_create_combinations(void **state) {
         case ALPHAMOE_ERROR_SCALING_FACTOR: ok_status = bad[BAD_SCALE]; break;
         case ALPHAMOE_ERROR_EXPERT_PARALLEL: ok_status = bad[BAD_EP]; break;
         case ALPHAMOE_ERROR_INVALID_ARGUMENT: ok_status = bad[BAD_RESERVED]; break;
+        /* Hash routing also refuses the groups, bias or shared expert of a
+         * valid base, which the flag made invalid. */
+        case ALPHAMOE_ERROR_HASH_ROUTING: ok_status = bad[BAD_HASH]; break;
         default: ok_status = 0; break;
         }
         if (!ok_status)
@@ -634,6 +691,19 @@ static void check_params_round_trip(const alphamoe_params *in, const alphamoe_ro
     assert_int_equal(got.local_expert_begin, in->local_expert_begin);
     assert_int_equal(got.local_expert_count, in->local_expert_count ? in->local_expert_count : in->num_experts);
     assert_int_equal(got.reserved, 0);
+    assert_int_equal(got.vocab_size, in->vocab_size);
+    assert_int_equal(got.reserved2, 0);
+
+    /* A caller of version 0.2 gets nothing past its reserved field. */
+    alphamoe_params v2;
+    memset(&v2, 0x5D, sizeof v2);
+    v2.struct_size = offsetof(alphamoe_params, vocab_size);
+    assert_int_equal(alphamoe_router_get_params(r, &v2), ALPHAMOE_OK);
+    assert_int_equal(v2.struct_size, offsetof(alphamoe_params, vocab_size));
+    assert_int_equal(v2.local_expert_count, got.local_expert_count);
+    const unsigned char *past = (const unsigned char *)&v2 + offsetof(alphamoe_params, vocab_size);
+    for (size_t i = 0; i < sizeof v2 - offsetof(alphamoe_params, vocab_size); ++i)
+        if (past[i] != 0x5D) fail_msg("get_params wrote past a version-0.2 struct_size (byte %zu)", i);
 
     /* A first-version caller gets the first version's fields only. */
     alphamoe_params old;
@@ -672,8 +742,17 @@ static void test_create_valid_boundaries(void **state) {
     cases[n++].logits_row_stride = 1 << 20;
     cases[n++] = test_params(2, 2, 8, 50, ALPHAMOE_FLAG_SHARED_EXPERT);
     cases[n++] = test_params(512, 16, 8, 50,
-                             ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP));
-    cases[n] = test_params(256, 8, 16, 4096, ALPHAMOE_FLAG_ALL & ~ALPHAMOE_FLAG_SHARED_EXPERT);
+                             ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |
+                                                   ALPHAMOE_FLAG_HASH_ROUTING));
+    cases[n] = test_params(384, 6, 64, 4096, ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_EXPERT_MAP);
+    cases[n].scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS; /* DeepSeek-V4's hash layers, a map of 48 local experts */
+    cases[n].vocab_size = 129280;
+    cases[n].routed_scaling_factor = 1.5f;
+    cases[n++].local_expert_count = 48;
+    cases[n] = test_params(512, 16, 1, 1, ALPHAMOE_FLAG_HASH_ROUTING);
+    cases[n++].vocab_size = INT32_MAX; /* the largest table */
+    cases[n] = test_params(256, 8, 16, 4096,
+                           ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_HASH_ROUTING));
     cases[n].scoring = ALPHAMOE_SCORING_SIGMOID; /* DeepSeek-V3 with a map of 32 local experts */
     cases[n].num_groups = 8;
     cases[n].topk_groups = 4;
@@ -754,6 +833,8 @@ typedef struct fixture {
     size_t workspace_raw_bytes;
     float *bias;   /* [E], passed whatever the flags */
     int32_t *map;  /* [E] */
+    int32_t *token_ids;  /* [max_tokens], ids in and out of the vocabulary */
+    int32_t *table;      /* [vocab_size, k] (one row without hash routing), junk entries included */
     alphamoe_buffers valid; /* a complete, valid buffer set */
     const void *region[REGION_COUNT];
     size_t region_bytes[REGION_COUNT];
@@ -778,6 +859,12 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     if (k >= 2 && rng_below(rng, 2)) p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
     p.force_specialization = (int32_t)rng_below(rng, 4);
     if (rng_below(rng, 3)) draw_valid_flavour(rng, &p);
+    /* Hash routing where nothing rules it out. */
+    if (!(p.flags & (ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_CORRECTION_BIAS)) && p.num_groups <= 1 &&
+        rng_below(rng, 4) == 0) {
+        p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+        p.vocab_size = 1 + (int32_t)rng_below(rng, 300);
+    }
     fx->router = expect_create_ok(&p, "fixture router");
     fx->params = p;
     if (host_plan_alloc(&fx->plan, fx->router, 1) != 0) fail_msg("host_plan_alloc failed");
@@ -813,6 +900,15 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     fx->valid.correction_bias = fx->bias;
     fx->valid.expert_map = fx->map;
 
+    const int32_t vocab = p.vocab_size > 0 ? p.vocab_size : 1;
+    fx->token_ids = malloc((size_t)p.max_tokens * sizeof *fx->token_ids);
+    fx->table = malloc((size_t)vocab * (size_t)k * sizeof *fx->table);
+    assert_true(fx->token_ids && fx->table);
+    for (int32_t t = 0; t < p.max_tokens; ++t) fx->token_ids[t] = (int32_t)rng_below(rng, (uint32_t)vocab + 2) - 1;
+    for (int64_t i = 0; i < (int64_t)vocab * k; ++i) fx->table[i] = (int32_t)rng_below(rng, (uint32_t)E + 2) - 1;
+    fx->valid.token_ids = fx->token_ids;
+    fx->valid.hash_table = fx->table;
+
     const host_plan *pl = &fx->plan;
     fx->region[0] = pl->topk_ids;               fx->region_bytes[0] = guarded_bytes(z->topk_ids.elements);
     fx->region[1] = pl->topk_weights;           fx->region_bytes[1] = guarded_bytes(z->topk_weights.elements);
@@ -839,6 +935,8 @@ static void fixture_free(fixture *fx) {
     free(fx->logits);
     free(fx->bias);
     free(fx->map);
+    free(fx->token_ids);
+    free(fx->table);
     host_plan_free(&fx->plan);
     alphamoe_router_destroy(fx->router);
     memset(fx, 0, sizeof *fx);
@@ -914,8 +1012,28 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
     expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "topk_weights NULL");
 
     /* The per-expert inputs a flag asks for: required with tokens, word
-     * aligned; a first-version buffers struct has neither. */
+     * aligned; a first-version buffers struct has neither, a version-0.2
+     * one no hash table. */
     const uint32_t flags = fx->params.flags;
+    if (flags & ALPHAMOE_FLAG_HASH_ROUTING) {
+        b = fx->valid;
+        b.struct_size = offsetof(alphamoe_buffers, token_ids);
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "version-0.2 buffers with hash routing");
+        b = fx->valid;
+        b.token_ids = NULL;
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "token_ids NULL");
+        b = fx->valid;
+        b.hash_table = NULL;
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "hash_table NULL");
+        for (size_t by = 1; by <= 3; ++by) {
+            b = fx->valid;
+            b.token_ids = misalign(fx->token_ids, by);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "token_ids misaligned");
+            b = fx->valid;
+            b.hash_table = misalign(fx->table, by);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "hash_table misaligned");
+        }
+    }
     if (flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) {
         b = fx->valid;
         b.struct_size = offsetof(alphamoe_buffers, correction_bias);
@@ -1040,6 +1158,10 @@ static void test_route_host_rejects(void **state) {
         /* Per-expert inputs no flag asks for are never read. */
         if (!(fx.params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS)) b.correction_bias = (const float *)(uintptr_t)3;
         if (!(fx.params.flags & ALPHAMOE_FLAG_EXPERT_MAP)) b.expert_map = (const int32_t *)(uintptr_t)5;
+        if (!(fx.params.flags & ALPHAMOE_FLAG_HASH_ROUTING)) {
+            b.token_ids = (const int32_t *)(uintptr_t)7;
+            b.hash_table = (const int32_t *)(uintptr_t)9;
+        }
         assert_int_equal(alphamoe_route_host(fx.router, M, fx.logits, &b), ALPHAMOE_OK);
         fx.plan.buffers.expert_map = fx.map;
         char why[256];
@@ -1096,12 +1218,13 @@ static void test_unsupported_flavour_status(void **state) {
     d.cooperative_ctas_per_sm = 1;
     d.cooperative_launch = 1;
     /* The kernels run every valid flavour but more than kMaxGpuGroups (32)
-     * groups: the grouped selection keeps one group score per lane. */
-    enum { VARIANTS = 13 };
+     * groups (the grouped selection keeps one group score per lane) and
+     * hash routing (they read no table yet). */
+    enum { VARIANTS = 15 };
     static const char *const names[VARIANTS] = {"first version", "no renormalization", "sigmoid", "sigmoid + bias",
                                                 "groups", "scaling factor", "bf16 logits", "fp16 logits",
                                                 "local range", "expert map", "32 groups", "33 groups",
-                                                "64 groups"};
+                                                "64 groups", "sqrt-softplus + bias", "hash routing"};
     for (int v = 0; v < VARIANTS; ++v) {
         alphamoe_params p = test_params(v == 11 ? 66 : 64, 4, 16, 100, 0u);
         switch (v) {
@@ -1120,9 +1243,18 @@ static void test_unsupported_flavour_status(void **state) {
         case 10: p.num_groups = 32; p.topk_groups = 2; break;
         case 11: p.num_groups = 33; p.topk_groups = 2; break;
         case 12: p.num_groups = 64; p.topk_groups = 4; break;
+        case 13:
+            p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
+            p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
+            break;
+        case 14:
+            p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
+            p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+            p.vocab_size = 100;
+            break;
         default: break;
         }
-        const int supported = p.num_groups <= 32;
+        const int supported = p.num_groups <= 32 && !(p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
         alphamoe_router *r = expect_create_ok(&p, names[v]);
         alphamoe_selection sel;
         memset(&sel, 0x6B, sizeof sel);
@@ -1154,6 +1286,11 @@ static void test_unsupported_flavour_status(void **state) {
             b.workspace_bytes = (size_t)plan.sizes.workspace.bytes;
             b.correction_bias = bias;
             b.expert_map = map;
+            int32_t token_ids[50], table[100 * 4];
+            for (int32_t t = 0; t < 50; ++t) token_ids[t] = t;
+            for (int32_t i = 0; i < 100 * 4; ++i) table[i] = i % 64;
+            b.token_ids = token_ids;
+            b.hash_table = table;
             for (int32_t M = 0; M <= 50; M += 50) {
                 const alphamoe_status rs = alphamoe_route(r, M, logits, &b, NULL);
                 if (rs != ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
@@ -1386,6 +1523,7 @@ static const char *const status_names[] = {
     "ALPHAMOE_ERROR_EXPERT_PARALLEL",
     "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
     "ALPHAMOE_ERROR_INVALID_HANDLE",
+    "ALPHAMOE_ERROR_HASH_ROUTING",
 };
 #define STATUS_COUNT ((int)(sizeof status_names / sizeof status_names[0]))
 
@@ -1396,7 +1534,7 @@ static int is_ident_char(char c) {
 static void test_status_strings(void **state) {
     (void)state;
     /* The table above must track the header's enum. */
-    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_INVALID_HANDLE + 1);
+    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_HASH_ROUTING + 1);
     /* Values are ABI: the first version's never move. */
     assert_int_equal(ALPHAMOE_ERROR_TOP_K, 4);
     assert_int_equal(ALPHAMOE_ERROR_CUDA, 19);
@@ -1808,6 +1946,7 @@ int main(void) {
         cmocka_unit_test(test_create_scaling_factor),
         cmocka_unit_test(test_create_expert_parallel),
         cmocka_unit_test(test_create_reserved),
+        cmocka_unit_test(test_create_hash_routing),
         cmocka_unit_test(test_create_shared_with_flavours),
         cmocka_unit_test(test_create_combinations),
         cmocka_unit_test(test_create_valid_boundaries),

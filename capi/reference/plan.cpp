@@ -25,8 +25,13 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
     // Without expert parallelism every expert is its own local id: no
     // lookup per pair on the path most calls take.
     if (L == p.num_experts && p.local_expert_begin == 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP)) local_of = nullptr;
+    // A pair of no expert (id -1: hash routing's) is planned nowhere.
+    const auto local_of_pair = [&](int32_t pair) {
+        const int32_t id = b.topk_ids[pair];
+        return id < 0 ? -1 : local_of ? local_of[id] : id;
+    };
     for (int32_t pair = 0; pair < pairs; ++pair) {
-        const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];
+        const int32_t local = local_of_pair(pair);
         if (local >= 0) ++count[local];
     }
     // Groups in local expert order, each padded to a multiple of block_m.
@@ -41,7 +46,7 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
     // each group is sentinel. Pairs of other ranks have no position.
     memcpy(next, offset, sizeof(int32_t) * static_cast<size_t>(L));
     for (int32_t pair = 0; pair < pairs; ++pair) {
-        const int32_t local = local_of ? local_of[b.topk_ids[pair]] : b.topk_ids[pair];
+        const int32_t local = local_of_pair(pair);
         const int32_t pos = local >= 0 ? next[local]++ : -1;
         if (pos >= 0) b.sorted_token_ids[pos] = pair;
         if (b.pair_to_sorted) b.pair_to_sorted[pair] = pos;

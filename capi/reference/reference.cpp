@@ -25,13 +25,18 @@ void route_on_host(const alphamoe_router &router, int32_t num_tokens, const void
     local_expert_ids(p, b.expert_map, local_of);
     float row_storage[ALPHAMOE_MAX_EXPERTS];
     float key_storage[ALPHAMOE_MAX_EXPERTS];
+    const bool hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     for (int32_t t = 0; t < num_tokens; ++t) {
         const float *row = logits_row(p, logits, t, row_storage);
-        const float *keys = ranking_keys(p, row, b.correction_bias, key_storage);
         int32_t *ids = b.topk_ids + static_cast<int64_t>(t) * k;
-        if (p.num_groups > 1) select_grouped(p, keys, ids);
-        else select_top(keys, n_candidates, n_select, ids);
-        if (shared) ids[k - 1] = E - 1;
+        if (hashed) {
+            hashed_experts(p, b.token_ids[t], b.hash_table, ids);
+        } else {
+            const float *keys = ranking_keys(p, row, b.correction_bias, key_storage);
+            if (p.num_groups > 1) select_grouped(p, keys, ids);
+            else select_top(keys, n_candidates, n_select, ids);
+            if (shared) ids[k - 1] = E - 1;
+        }
         gate_weights(p, row, ids, b.topk_weights + static_cast<int64_t>(t) * k);
     }
     write_plan(router, num_tokens, local_of, b);

@@ -45,6 +45,10 @@ const float *ranking_keys(const alphamoe_params &p, const float *logits, const f
 
 namespace {
 
+// The logit of chosen expert `id`, NaN for a pair of no expert (id -1,
+// hash routing's): it weighs 0 and counts in no sum.
+float chosen_logit(const float *row, int32_t id) { return id >= 0 ? row[id] : NAN; }
+
 // Softmax probabilities over row[0..E) of the entries ids[0..k): the
 // denominator runs over the whole row.
 void softmax_of_row(const float *row, int32_t E, const int32_t *ids, int32_t k, double *w) {
@@ -54,7 +58,7 @@ void softmax_of_row(const float *row, int32_t E, const int32_t *ids, int32_t k, 
     if (m == INFINITY) {
         int n_inf = 0;
         for (int32_t e = 0; e < E; ++e) n_inf += row[e] == INFINITY;
-        for (int32_t j = 0; j < k; ++j) w[j] = row[ids[j]] == INFINITY ? 1.0 / n_inf : 0.0;
+        for (int32_t j = 0; j < k; ++j) w[j] = chosen_logit(row, ids[j]) == INFINITY ? 1.0 / n_inf : 0.0;
         return;
     }
     if (m == -INFINITY) {
@@ -65,7 +69,7 @@ void softmax_of_row(const float *row, int32_t E, const int32_t *ids, int32_t k, 
     for (int32_t e = 0; e < E; ++e)
         if (!isnan(row[e])) sum += exp(static_cast<double>(row[e]) - m);
     for (int32_t j = 0; j < k; ++j) {
-        const float v = row[ids[j]];
+        const float v = chosen_logit(row, ids[j]);
         w[j] = isnan(v) ? 0.0 : exp(static_cast<double>(v) - m) / sum;
     }
 }
@@ -78,7 +82,7 @@ void scores_of_chosen(const alphamoe_params &p, const float *row, const int32_t 
     double sum = 0.0;
     int n_inf = 0;
     for (int32_t j = 0; j < k; ++j) {
-        const float s = expert_score(p, row[ids[j]]);
+        const float s = expert_score(p, chosen_logit(row, ids[j]));
         w[j] = isnan(s) ? 0.0 : static_cast<double>(s);
         sum += w[j];
         n_inf += w[j] == INFINITY;
@@ -101,7 +105,7 @@ void gate_weights(const alphamoe_params &p, const float *logits, const int32_t *
         float chosen[ALPHAMOE_MAX_TOP_K] = {};
         int32_t order[ALPHAMOE_MAX_TOP_K] = {};
         for (int32_t j = 0; j < k; ++j) {
-            chosen[j] = logits[ids[j]];
+            chosen[j] = chosen_logit(logits, ids[j]);
             order[j] = j;
         }
         softmax_of_row(chosen, k, order, k, w);

@@ -93,4 +93,13 @@ void select_grouped(const alphamoe_params &p, const float *keys, int32_t *ids) {
     select_in_ranges(keys, ranges, p.topk_groups, p.top_k, ids);
 }
 
+void hashed_experts(const alphamoe_params &p, int32_t token_id, const int32_t *table, int32_t *ids) {
+    const int32_t k = p.top_k;
+    const bool known = token_id >= 0 && token_id < p.vocab_size;
+    for (int32_t j = 0; j < k; ++j) {
+        const int32_t e = known ? table[static_cast<int64_t>(token_id) * k + j] : -1;
+        ids[j] = e >= 0 && e < p.num_experts ? e : -1;
+    }
+}
+
 }  // namespace alphamoe

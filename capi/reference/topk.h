@@ -23,6 +23,10 @@ void select_top(const float *keys, int32_t n_candidates, int32_t n_select, int32
 // is set (its one key for a group of one), else its best key.
 void select_grouped(const alphamoe_params &p, const float *keys, int32_t *ids);
 
+// Hash routing: row token_id of the table, each entry outside [0, E) and
+// every entry of a token id outside [0, vocab_size) as -1 (no expert).
+void hashed_experts(const alphamoe_params &p, int32_t token_id, const int32_t *table, int32_t *ids);
+
 }  // namespace alphamoe
 
 #endif

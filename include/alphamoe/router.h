@@ -74,7 +74,9 @@ typedef enum alphamoe_status {
      * reference runs them */
     ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR = 27,
     /* misuse */
-    ALPHAMOE_ERROR_INVALID_HANDLE = 28   /* the router is not a live router (destroyed, or never created) */
+    ALPHAMOE_ERROR_INVALID_HANDLE = 28,  /* the router is not a live router (destroyed, or never created) */
+    /* appended in version 0.3: an invalid argument, rejected before any work */
+    ALPHAMOE_ERROR_HASH_ROUTING = 29     /* vocab_size or a setting hash routing does not take */
 } alphamoe_status;
 
 /* A fixed English message naming the status, e.g. "ALPHAMOE_ERROR_TOP_K:
@@ -116,9 +118,16 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
  * each global expert its local id in [0, local_expert_count), or -1 when
  * another rank owns it. */
 #define ALPHAMOE_FLAG_EXPERT_MAP 0x20u
+/* Hash routing (DeepSeek-V4's first layers): token t's k experts are row
+ * buffers.token_ids[t] of buffers.hash_table (int32 [vocab_size, k]), not
+ * a ranking; the weights are the scoring's at those experts. A token id
+ * outside [0, vocab_size) or an entry outside [0, num_experts) makes a pair
+ * of no expert: id -1, weight 0, in no group (docs/contract.md). */
+#define ALPHAMOE_FLAG_HASH_ROUTING 0x40u
 #define ALPHAMOE_FLAG_ALL                                                                      \
     (ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_PDL |                \
-     ALPHAMOE_FLAG_NO_RENORMALIZE | ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)
+     ALPHAMOE_FLAG_NO_RENORMALIZE | ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |   \
+     ALPHAMOE_FLAG_HASH_ROUTING)
 
 /* How logits become scores (alphamoe_params.scoring). */
 typedef enum alphamoe_scoring {
@@ -157,6 +166,10 @@ typedef struct alphamoe_params {
     int32_t local_expert_count;  /* local experts L: the plan's expert count; 0 means all
                                     num_experts (no expert parallelism) */
     uint32_t reserved;           /* must be 0 */
+    /* ---- appended in version 0.3 ---- */
+    int32_t vocab_size;          /* rows of buffers.hash_table with ALPHAMOE_FLAG_HASH_ROUTING
+                                    (>= 1); 0 without it */
+    uint32_t reserved2;          /* must be 0 */
 } alphamoe_params;
 
 /* A validated, immutable parameter set. Thread-safe to share. */
@@ -183,6 +196,9 @@ typedef struct alphamoe_router alphamoe_router;
  *   local experts only, in local ids; pairs of experts another rank owns
  *   appear in no group and no count; topk_ids stay global.
  * - logits_type BF16 or F16: logits are converted exactly to fp32.
+ * - ALPHAMOE_FLAG_HASH_ROUTING with vocab_size: the experts come from a
+ *   table, the weights from the scoring (no groups, no correction bias,
+ *   no shared expert: ALPHAMOE_ERROR_HASH_ROUTING otherwise).
  * Shared-expert mode needs softmax scoring and no groups
  * (ALPHAMOE_ERROR_SHARED_EXPERT otherwise).
  *
@@ -252,7 +268,8 @@ typedef struct alphamoe_buffers {
     int32_t *num_tokens_post_padded;  /* required, [1] */
     int32_t *expert_counts;           /* optional (NULL skips), [L] */
     int32_t *expert_offsets;          /* optional, [L + 1] */
-    int32_t *pair_to_sorted;          /* optional, [M, k]; -1 for a pair another rank owns */
+    int32_t *pair_to_sorted;          /* optional, [M, k]; -1 for a pair another rank owns or of no
+                                         expert */
     int64_t sorted_token_ids_capacity; /* elements allocated */
     int64_t expert_ids_capacity;      /* elements allocated */
     void *workspace;                  /* required for alphamoe_route; ignored by the host reference */
@@ -263,6 +280,10 @@ typedef struct alphamoe_buffers {
     const int32_t *expert_map;        /* [E]; required with ALPHAMOE_FLAG_EXPERT_MAP when M > 0,
                                          ignored otherwise. A value outside [0, L) means
                                          "not local", exactly like -1 */
+    /* ---- appended in version 0.3 ---- */
+    const int32_t *token_ids;         /* [M]; required with ALPHAMOE_FLAG_HASH_ROUTING when M > 0,
+                                         ignored otherwise */
+    const int32_t *hash_table;        /* [vocab_size, k]; likewise */
 } alphamoe_buffers;
 
 /* ------------------------------------------------------------------ */

@@ -449,3 +449,69 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// DeepSeek-V4's hash layers on the CPU reference: each token's experts are
+// its row of the table, the weights its sqrt-softplus scores there,
+// renormalized; a token id outside the vocabulary or an entry outside the
+// experts is a pair of no expert (id -1, weight 0).
+func TestHashRouting(t *testing.T) {
+	const e, k, m, vocab = 32, 4, 24, 10
+	r, err := router.New(router.Params{NumExperts: e, TopK: k, BlockM: 8, MaxTokens: m,
+		Flags: router.FlagHashRouting, Scoring: router.ScoringSqrtSoftplus, VocabSize: vocab})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Params().VocabSize != vocab {
+		t.Fatalf("vocab size read back as %d", r.Params().VocabSize)
+	}
+	table := make([]int32, vocab*k)
+	for i := range table {
+		table[i] = int32((i*7 + 3) % e)
+	}
+	table[5] = e // names no expert
+	tokens := make([]int32, m)
+	logits := make([]float32, m*e)
+	for i := range tokens {
+		tokens[i] = int32(i % (vocab + 2)) // vocab and vocab+1: outside
+	}
+	for i := range logits {
+		logits[i] = float32(i%13)/4 - 1.5
+	}
+	plan := r.NewPlan()
+	if err := r.RouteHostWith(m, router.LogitsOfF32(logits), router.Inputs{TokenIDs: tokens, HashTable: table}, plan); err != nil {
+		t.Fatal(err)
+	}
+	ids, weights := plan.TopkIDs, plan.TopkWeights
+	for tok := 0; tok < m; tok++ {
+		v := int(tokens[tok])
+		var s [k]float64
+		var total float64
+		for j := 0; j < k; j++ {
+			want := int32(-1)
+			if v < vocab && table[v*k+j] < e {
+				want = table[v*k+j]
+			}
+			if ids[tok*k+j] != want {
+				t.Fatalf("token %d slot %d: expert %d, want %d", tok, j, ids[tok*k+j], want)
+			}
+			if want >= 0 {
+				x := float64(logits[tok*e+int(want)])
+				s[j] = math.Sqrt(math.Log1p(math.Exp(x)))
+			}
+			total += s[j]
+		}
+		for j := 0; j < k; j++ {
+			w := 0.0
+			if total > 0 {
+				w = s[j] / total
+			}
+			if math.Abs(float64(weights[tok*k+j])-w) > 4e-6 {
+				t.Fatalf("token %d slot %d: weight %g, want %g", tok, j, weights[tok*k+j], w)
+			}
+		}
+	}
+	if _, err := router.New(router.Params{NumExperts: e, TopK: k, BlockM: 8, MaxTokens: m, VocabSize: vocab}); !errors.Is(err, router.ErrHashRouting) {
+		t.Fatalf("a vocabulary without the flag: %v", err)
+	}
+}

@@ -103,6 +103,7 @@ var statuses = map[string]struct {
 	"ALPHAMOE_ERROR_EXPERT_PARALLEL":     {router.StatusExpertParallel, router.ErrExpertParallel},
 	"ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR": {router.StatusUnsupportedFlavour, router.ErrUnsupportedFlavour},
 	"ALPHAMOE_ERROR_INVALID_HANDLE":      {router.StatusInvalidHandle, router.ErrInvalidHandle},
+	"ALPHAMOE_ERROR_HASH_ROUTING":        {router.StatusHashRouting, router.ErrHashRouting},
 }
 
 // constants: every other enumerator and #define with its Go constant.
@@ -126,6 +127,7 @@ var constants = map[string]int64{
 	"ALPHAMOE_FLAG_NO_RENORMALIZE":   int64(router.FlagNoRenormalize),
 	"ALPHAMOE_FLAG_CORRECTION_BIAS":  int64(router.FlagCorrectionBias),
 	"ALPHAMOE_FLAG_EXPERT_MAP":       int64(router.FlagExpertMap),
+	"ALPHAMOE_FLAG_HASH_ROUTING":     int64(router.FlagHashRouting),
 	"ALPHAMOE_FLAG_ALL":              int64(router.FlagAll),
 }
 
@@ -149,6 +151,8 @@ var fields = map[string]string{
 	"alphamoe_params.local_expert_begin":                 "Params.LocalExpertBegin",
 	"alphamoe_params.local_expert_count":                 "Params.LocalExpertCount",
 	"alphamoe_params.reserved":                           "",
+	"alphamoe_params.vocab_size":                         "Params.VocabSize",
+	"alphamoe_params.reserved2":                          "",
 	"alphamoe_extent.elements":                           "",
 	"alphamoe_extent.bytes":                              "",
 	"alphamoe_sizes.struct_size":                         "",
@@ -177,6 +181,8 @@ var fields = map[string]string{
 	"alphamoe_buffers.workspace_bytes":                   "DeviceBuffers.WorkspaceBytes",
 	"alphamoe_buffers.correction_bias":                   "DeviceBuffers.CorrectionBias",
 	"alphamoe_buffers.expert_map":                        "DeviceBuffers.ExpertMap",
+	"alphamoe_buffers.token_ids":                         "DeviceBuffers.TokenIDs",
+	"alphamoe_buffers.hash_table":                        "DeviceBuffers.HashTable",
 	"alphamoe_device_attributes.struct_size":             "",
 	"alphamoe_device_attributes.compute_capability":      "DeviceAttributes.ComputeCapability",
 	"alphamoe_device_attributes.multiprocessor_count":    "DeviceAttributes.MultiprocessorCount",

@@ -10,7 +10,8 @@ package router
 //                                   int32_t *ids, float *weights, int32_t *sorted, int64_t sorted_capacity,
 //                                   int32_t *blocks, int64_t blocks_capacity, int32_t *live,
 //                                   int32_t *counts, int32_t *offsets, int32_t *pairs,
-//                                   const float *bias, const int32_t *map) {
+//                                   const float *bias, const int32_t *map, const int32_t *tokens,
+//                                   const int32_t *table) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = ids;
 //     b.topk_weights = weights;
@@ -24,6 +25,8 @@ package router
 //     b.pair_to_sorted = pairs;
 //     b.correction_bias = bias;
 //     b.expert_map = map;
+//     b.token_ids = tokens;
+//     b.hash_table = table;
 //     return alphamoe_route_host(r, m, logits, &b);
 // }
 //
@@ -32,8 +35,8 @@ package router
 //                                     uintptr_t blocks, int64_t blocks_capacity, uintptr_t live,
 //                                     uintptr_t counts, uintptr_t offsets, uintptr_t pairs,
 //                                     uintptr_t workspace, size_t workspace_bytes,
-//                                     uintptr_t bias, uintptr_t map, uintptr_t stream,
-//                                     const alphamoe_selection *plan) {
+//                                     uintptr_t bias, uintptr_t map, uintptr_t tokens, uintptr_t table,
+//                                     uintptr_t stream, const alphamoe_selection *plan) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = (int32_t *)ids;
 //     b.topk_weights = (float *)weights;
@@ -49,6 +52,8 @@ package router
 //     b.workspace_bytes = workspace_bytes;
 //     b.correction_bias = (const float *)bias;
 //     b.expert_map = (const int32_t *)map;
+//     b.token_ids = (const int32_t *)tokens;
+//     b.hash_table = (const int32_t *)table;
 //     if (plan != NULL)
 //         return alphamoe_route_with_plan(r, m, (const void *)logits, &b, plan, (struct CUstream_st *)stream);
 //     return alphamoe_route(r, m, (const void *)logits, &b, (struct CUstream_st *)stream);
@@ -78,6 +83,9 @@ const (
 	// FlagExpertMap: expert parallelism by map; Inputs.ExpertMap gives each
 	// expert its local id, or -1 when another rank owns it.
 	FlagExpertMap uint32 = C.ALPHAMOE_FLAG_EXPERT_MAP
+	// FlagHashRouting: each token's experts are its row of Inputs.HashTable
+	// (Inputs.TokenIDs picks the row), the weights the scoring's there.
+	FlagHashRouting uint32 = C.ALPHAMOE_FLAG_HASH_ROUTING
 	// FlagAll: every flag above.
 	FlagAll uint32 = C.ALPHAMOE_FLAG_ALL
 )
@@ -126,6 +134,7 @@ type Params struct {
 	RoutedScalingFactor float32 // multiplies every weight; finite, > 0; 0 means 1
 	LocalExpertBegin    int     // expert parallelism by range: global id of local expert 0
 	LocalExpertCount    int     // local experts L, the plan's expert count; 0 means all
+	VocabSize           int     // rows of Inputs.HashTable with FlagHashRouting (>= 1); 0 without it
 }
 
 // Sizes are the element counts of every output (bytes for the workspace)
@@ -173,6 +182,7 @@ func (p *Params) raw() C.alphamoe_params {
 		routed_scaling_factor: C.float(p.RoutedScalingFactor),
 		local_expert_begin:    clamp32(p.LocalExpertBegin),
 		local_expert_count:    clamp32(p.LocalExpertCount),
+		vocab_size:            clamp32(p.VocabSize),
 	}
 }
 
@@ -226,6 +236,7 @@ func (r *Router) Params() Params {
 		RoutedScalingFactor: float32(p.routed_scaling_factor),
 		LocalExpertBegin:    int(p.local_expert_begin),
 		LocalExpertCount:    int(p.local_expert_count),
+		VocabSize:           int(p.vocab_size),
 	}
 }
 
@@ -270,10 +281,13 @@ func (l Logits) pointer() unsafe.Pointer {
 	return nil
 }
 
-// Inputs are a call's inputs besides the logits, [NumExperts] each when given.
+// Inputs are a call's inputs besides the logits, [NumExperts] each when
+// given but hash routing's.
 type Inputs struct {
 	CorrectionBias []float32 // needed with FlagCorrectionBias
 	ExpertMap      []int32   // needed with FlagExpertMap: each expert's local id, or -1
+	TokenIDs       []int32   // needed with FlagHashRouting: [numTokens], each token's row of HashTable
+	HashTable      []int32   // needed with FlagHashRouting: [VocabSize][TopK] expert ids
 }
 
 // RouteHost routes numTokens rows of fp32 logits on the CPU (the
@@ -317,7 +331,7 @@ func (r *Router) RouteHostWith(numTokens int, logits Logits, in Inputs, plan *Pl
 		first(b.ids), firstFloat(b.weights), first(b.sorted), C.int64_t(len(b.sorted)),
 		first(b.blocks), C.int64_t(len(b.blocks)), first(b.live[:]),
 		first(b.counts), first(b.offsets), first(b.pairs),
-		firstFloat(in.CorrectionBias), first(in.ExpertMap)))
+		firstFloat(in.CorrectionBias), first(in.ExpertMap), first(in.TokenIDs), first(in.HashTable)))
 	runtime.KeepAlive(logits)
 	runtime.KeepAlive(in)
 	if err != nil {
@@ -344,6 +358,8 @@ type DeviceBuffers struct {
 	WorkspaceBytes         int
 	CorrectionBias         uintptr // fp32 [NumExperts], needed with FlagCorrectionBias
 	ExpertMap              uintptr // int32 [NumExperts], needed with FlagExpertMap
+	TokenIDs               uintptr // int32 [numTokens], needed with FlagHashRouting
+	HashTable              uintptr // int32 [VocabSize][TopK], needed with FlagHashRouting
 }
 
 // Route launches the routing kernel on stream (0: the current context's
@@ -373,7 +389,8 @@ func (r *Router) routeDevice(numTokens int, logits uintptr, b *DeviceBuffers, st
 		C.int64_t(b.SortedTokenIDsCapacity), C.uintptr_t(b.ExpertIDs), C.int64_t(b.ExpertIDsCapacity),
 		C.uintptr_t(b.NumTokensPostPadded), C.uintptr_t(b.ExpertCounts), C.uintptr_t(b.ExpertOffsets),
 		C.uintptr_t(b.PairToSorted), C.uintptr_t(b.Workspace), C.size_t(b.WorkspaceBytes),
-		C.uintptr_t(b.CorrectionBias), C.uintptr_t(b.ExpertMap), C.uintptr_t(stream), plan))
+		C.uintptr_t(b.CorrectionBias), C.uintptr_t(b.ExpertMap), C.uintptr_t(b.TokenIDs), C.uintptr_t(b.HashTable),
+		C.uintptr_t(stream), plan))
 }
 
 // live: ErrNullPointer for a nil router, ErrInvalidHandle for one that New
@@ -409,6 +426,13 @@ func (r *Router) checkShapes(numTokens, n int, in Inputs) error {
 			return detailError(StatusInvalidArgument,
 				fmt.Sprintf("%s holds %d values, the router has %d experts", input.name, input.n, e))
 		}
+	}
+	if n := len(in.TokenIDs); n != 0 && n != numTokens {
+		return detailError(StatusInvalidArgument, fmt.Sprintf("TokenIDs holds %d values for %d tokens", n, numTokens))
+	}
+	if n, want := len(in.HashTable), int(r.params.vocab_size)*int(r.params.top_k); n != 0 && n != want {
+		return detailError(StatusInvalidArgument,
+			fmt.Sprintf("HashTable holds %d values, the router's table has %d", n, want))
 	}
 	return nil
 }

@@ -154,7 +154,8 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 	}
 	names := router.KernelNames()
 	// Three families, each routed-only and shared-expert, each once without
-	// and once with the routing flavours, in the header's order.
+	// and once with the routing flavours, then each routed-only with
+	// sqrt-softplus scoring, in the header's order.
 	var expected []string
 	for _, flavours := range []string{"", "_flavours"} {
 		for _, family := range []string{"tiny", "small", "large"} {
@@ -163,7 +164,10 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(names, " ") != strings.Join(expected, " ") || router.KernelCount() != 12 {
+	for _, family := range []string{"tiny", "small", "large"} {
+		expected = append(expected, family+"_routed_sqrt_softplus")
+	}
+	if strings.Join(names, " ") != strings.Join(expected, " ") || router.KernelCount() != 15 {
 		t.Fatalf("%d kernels %v, want %v", router.KernelCount(), names, expected)
 	}
 	for i, name := range names {

@@ -40,6 +40,7 @@ const (
 	StatusExpertParallel     Status = C.ALPHAMOE_ERROR_EXPERT_PARALLEL
 	StatusUnsupportedFlavour Status = C.ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR
 	StatusInvalidHandle      Status = C.ALPHAMOE_ERROR_INVALID_HANDLE
+	StatusHashRouting        Status = C.ALPHAMOE_ERROR_HASH_ROUTING
 )
 
 // statusNames are the header's names; the header test checks that every
@@ -74,6 +75,7 @@ var statusNames = map[Status]string{
 	StatusExpertParallel:     "ALPHAMOE_ERROR_EXPERT_PARALLEL",
 	StatusUnsupportedFlavour: "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
 	StatusInvalidHandle:      "ALPHAMOE_ERROR_INVALID_HANDLE",
+	StatusHashRouting:        "ALPHAMOE_ERROR_HASH_ROUTING",
 }
 
 // String is the header's name, e.g. "ALPHAMOE_ERROR_TOP_K"; "Status(99)"
@@ -136,6 +138,7 @@ var (
 	ErrExpertParallel     = statusError(StatusExpertParallel)
 	ErrUnsupportedFlavour = statusError(StatusUnsupportedFlavour)
 	ErrInvalidHandle      = statusError(StatusInvalidHandle)
+	ErrHashRouting        = statusError(StatusHashRouting)
 )
 
 func statusError(s Status) *Error {

@@ -44,6 +44,12 @@
 /* The kernels' most groups (kMaxGpuGroups): more route on the CPU only. */
 #define FUZZ_MAX_GPU_GROUPS 32
 
+/* Whether the kernels implement the flavour (router.h): up to 32 groups,
+ * no hash routing. */
+static int gpu_runs_flavour(const alphamoe_params *p) {
+    return p->num_groups <= FUZZ_MAX_GPU_GROUPS && !(p->flags & ALPHAMOE_FLAG_HASH_ROUTING);
+}
+
 static const int32_t kImageArchs[] = {ALPHAMOE_EXPECTED_ARCHS};
 
 #define CHECK(cond, ...)                                      \
@@ -79,23 +85,25 @@ static int64_t model_capacity(int64_t pairs, int64_t experts, int64_t bm) {
     return (nonempty + (pairs - nonempty) / bm) * bm;
 }
 
-/* The parameters as the library reads them: the fields past a first-version
- * struct_size are zero. */
+/* The parameters as the library reads them: the fields past an older
+ * version's struct_size are zero. */
 static alphamoe_params as_read(const alphamoe_params *p) {
     alphamoe_params q = *p;
-    const size_t first_version = offsetof(alphamoe_params, scoring);
+    const size_t first_version = offsetof(alphamoe_params, scoring), v2 = offsetof(alphamoe_params, vocab_size);
     if (p->struct_size <= first_version)
         memset((char *)&q + first_version, 0, sizeof q - first_version);
+    else if (p->struct_size <= v2)
+        memset((char *)&q + v2, 0, sizeof q - v2);
     return q;
 }
 
 /* Every status alphamoe_router_create may give for p: each field that is
  * out of the range the header states. Empty: the parameters are valid. */
 static status_set create_violations(const alphamoe_params *given) {
-    /* A published size (the first version's, or this header's and above). */
-    const size_t first_version = offsetof(alphamoe_params, scoring);
-    if (given->struct_size < first_version ||
-        (given->struct_size > first_version && given->struct_size < sizeof(alphamoe_params)))
+    /* A published size (the first version's, 0.2's, or this header's and above). */
+    const size_t first_version = offsetof(alphamoe_params, scoring), v2 = offsetof(alphamoe_params, vocab_size);
+    if (given->struct_size < first_version || (given->struct_size > first_version && given->struct_size < v2) ||
+        (given->struct_size > v2 && given->struct_size < sizeof(alphamoe_params)))
         return S(ALPHAMOE_ERROR_STRUCT_SIZE);
     const alphamoe_params q = as_read(given);
     const alphamoe_params *p = &q;
@@ -148,6 +156,16 @@ static status_set create_violations(const alphamoe_params *given) {
     else if (count == 0) ep_ok = begin == 0;
     else ep_ok = count > 0 && begin >= 0 && begin + count <= E;
     if (!ep_ok && e_ok) v |= S(ALPHAMOE_ERROR_EXPERT_PARALLEL);
+    /* Hash routing: a vocabulary with the flag only, and nothing that
+     * steers a ranking or fixes a slot beside it. */
+    if (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) {
+        if (p->vocab_size < 1 || groups > 1 ||
+            (p->flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_SHARED_EXPERT)))
+            v |= S(ALPHAMOE_ERROR_HASH_ROUTING);
+    } else if (p->vocab_size != 0) {
+        v |= S(ALPHAMOE_ERROR_HASH_ROUTING);
+    }
+    if (p->reserved2 != 0) v |= S(ALPHAMOE_ERROR_INVALID_ARGUMENT);
     if (p->reserved != 0) v |= S(ALPHAMOE_ERROR_INVALID_ARGUMENT);
     /* The plan must fit int32: its pairs, and its capacity over the plan's
      * experts. */
@@ -176,7 +194,7 @@ static alphamoe_params normalized(const alphamoe_params *given) {
 /* ------------------------------------------------------------ one call */
 
 enum { F_LOGITS, F_TOPK_IDS, F_TOPK_WEIGHTS, F_SORTED, F_EXPERT_IDS, F_NTPP, F_COUNTS, F_OFFSETS,
-       F_PAIR_TO_SORTED, F_WORKSPACE, F_BIAS, F_MAP, F_COUNT };
+       F_PAIR_TO_SORTED, F_WORKSPACE, F_BIAS, F_MAP, F_TOKENS, F_TABLE, F_COUNT };
 
 typedef struct call_setup {
     host_plan plan;
@@ -187,6 +205,9 @@ typedef struct call_setup {
     size_t workspace_raw_bytes;
     float *bias;        /* [E] */
     int32_t *map;       /* [E] */
+    int32_t *tokens;    /* [rows]: token ids of hash routing */
+    int32_t *table;     /* [table_rows, k]: its table, as much of it as the token ids reach */
+    int64_t table_entries;
     alphamoe_buffers buffers;
     const void *logits_arg;
 } call_setup;
@@ -204,6 +225,8 @@ static void *pointer_of(alphamoe_buffers *b, const void **logits, int f) {
     case F_PAIR_TO_SORTED: return b->pair_to_sorted;
     case F_BIAS: return (void *)b->correction_bias;
     case F_MAP: return (void *)b->expert_map;
+    case F_TOKENS: return (void *)b->token_ids;
+    case F_TABLE: return (void *)b->hash_table;
     default: return b->workspace;
     }
 }
@@ -221,6 +244,8 @@ static void set_pointer(alphamoe_buffers *b, const void **logits, int f, void *p
     case F_PAIR_TO_SORTED: b->pair_to_sorted = p; break;
     case F_BIAS: b->correction_bias = p; break;
     case F_MAP: b->expert_map = p; break;
+    case F_TOKENS: b->token_ids = p; break;
+    case F_TABLE: b->hash_table = p; break;
     default: b->workspace = p; break;
     }
 }
@@ -230,26 +255,31 @@ static void set_pointer(alphamoe_buffers *b, const void **logits, int f, void *p
 static status_set call_violations(const alphamoe_router *r, const alphamoe_params *p, const alphamoe_sizes *z,
                                   int32_t M, const void *logits, const alphamoe_buffers *b, int gpu) {
     if (r == NULL || b == NULL) return S(ALPHAMOE_ERROR_NULL_POINTER);
-    const size_t first_version = offsetof(alphamoe_buffers, correction_bias);
-    if (b->struct_size < first_version || (b->struct_size > first_version && b->struct_size < sizeof(alphamoe_buffers)))
+    const size_t first_version = offsetof(alphamoe_buffers, correction_bias), v2 = offsetof(alphamoe_buffers, token_ids);
+    if (b->struct_size < first_version || (b->struct_size > first_version && b->struct_size < v2) ||
+        (b->struct_size > v2 && b->struct_size < sizeof(alphamoe_buffers)))
         return S(ALPHAMOE_ERROR_STRUCT_SIZE);
-    /* Past a first-version struct_size the per-expert inputs read as NULL. */
+    /* Past an older version's struct_size the inputs it lacks read as NULL. */
     const int short_struct = b->struct_size == first_version;
     const float *bias = short_struct ? NULL : b->correction_bias;
     const int32_t *map = short_struct ? NULL : b->expert_map;
+    const int32_t *tokens = b->struct_size <= v2 ? NULL : b->token_ids;
+    const int32_t *table = b->struct_size <= v2 ? NULL : b->hash_table;
     status_set v = 0;
     if (M < 0 || M > p->max_tokens) v |= S(ALPHAMOE_ERROR_NUM_TOKENS);
     const int needs_bias = M > 0 && (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS);
     const int needs_map = M > 0 && (p->flags & ALPHAMOE_FLAG_EXPERT_MAP);
+    const int needs_table = M > 0 && (p->flags & ALPHAMOE_FLAG_HASH_ROUTING);
     if ((M > 0 && (!logits || !b->topk_ids || !b->topk_weights)) ||
         (z->sorted_token_ids.elements > 0 && (!b->sorted_token_ids || !b->expert_ids)) ||
-        !b->num_tokens_post_padded || (gpu && !b->workspace) || (needs_bias && !bias) || (needs_map && !map))
+        !b->num_tokens_post_padded || (gpu && !b->workspace) || (needs_bias && !bias) || (needs_map && !map) ||
+        (needs_table && (!tokens || !table)))
         v |= S(ALPHAMOE_ERROR_NULL_POINTER);
     const uintptr_t logit_bytes = p->logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2;
     if ((uintptr_t)logits % logit_bytes) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
     const void *word[] = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids, b->num_tokens_post_padded,
                           b->expert_counts, b->expert_offsets, b->pair_to_sorted, needs_bias ? bias : NULL,
-                          needs_map ? map : NULL};
+                          needs_map ? map : NULL, needs_table ? tokens : NULL, needs_table ? table : NULL};
     for (size_t i = 0; i < sizeof word / sizeof word[0]; ++i)
         if ((uintptr_t)word[i] % 4) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
     if (gpu && (uintptr_t)b->workspace % (uintptr_t)z->workspace_alignment) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
@@ -272,10 +302,11 @@ static void snapshot_take(snapshot *s, const call_setup *c, int32_t E) {
     const alphamoe_sizes *z = &pl->sizes;
     const void *at[] = {c->logits, pl->topk_ids, pl->topk_weights, pl->sorted_token_ids, pl->expert_ids,
                         pl->num_tokens_post_padded, pl->expert_counts, pl->expert_offsets, pl->pair_to_sorted,
-                        c->workspace_raw, c->bias, c->map};
+                        c->workspace_raw, c->bias, c->map, c->tokens, c->table};
     const int64_t n[] = {0, z->topk_ids.elements, z->topk_weights.elements, z->sorted_token_ids.elements,
                          z->expert_ids.elements, 1, z->expert_counts.elements, z->expert_offsets.elements,
-                         z->pair_to_sorted.elements, 0, E, E};
+                         z->pair_to_sorted.elements, 0, E, E, c->plan.params.max_tokens > 0 ? c->plan.params.max_tokens : 1,
+                         c->table_entries};
     for (int f = 0; f < F_COUNT; ++f) {
         s->at[f] = at[f];
         s->bytes[f] = f == F_LOGITS ? c->logits_bytes : f == F_WORKSPACE ? c->workspace_raw_bytes
@@ -339,7 +370,7 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
     const int can_cooperate = d.cooperative_launch != 0 && d.cooperative_ctas_per_sm >= 1;
     const int forced_grid = p->force_specialization >= ALPHAMOE_SPECIALIZATION_SMALL;
     const int m_ok = M >= 0 && M <= p->max_tokens;
-    const int gpu_flavour = p->num_groups <= FUZZ_MAX_GPU_GROUPS;
+    const int gpu_flavour = gpu_runs_flavour(p);
     /* A forced large grid whose group sums cannot hold the call is refused
      * (over a billion pairs on 132 SMs; the library's own choice falls back
      * to small). */
@@ -438,6 +469,26 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         const uint32_t v = e < E ? (uint32_t)take(in, 4) : 0x3A93A93Au;
         c.map[e] = map_raw || e >= E ? (int32_t)v : (int32_t)(v % ((uint32_t)p->local_expert_count + 1u)) - 1;
     }
+    /* Hash routing's token ids and table: ids of the table's rows, -1, the
+     * vocabulary size itself and the int32 extremes (ids outside it), and
+     * entries of experts, -1, E and the extremes (entries that name none).
+     * A table of a raw vocabulary too large to hold is as long as the ids
+     * that reach it, which stay below its length. */
+    const int64_t table_rows = p->vocab_size < 4096 ? (p->vocab_size > 0 ? p->vocab_size : 1) : 4096;
+    c.table_entries = table_rows * p->top_k;
+    c.tokens = malloc(((size_t)rows + TEST_GUARD) * 4u);
+    c.table = malloc(((size_t)c.table_entries + TEST_GUARD) * 4u);
+    CHECK(c.tokens && c.table, "out of memory");
+    const int32_t odd_ids[] = {-1, INT32_MIN, INT32_MAX, p->vocab_size};
+    for (int64_t t = 0; t < rows + TEST_GUARD; ++t) {
+        const uint32_t v = t < rows ? (uint32_t)take(in, 4) : 0x7D7D7D7Du;
+        c.tokens[t] = t >= rows ? (int32_t)v : v % 8 == 0 ? odd_ids[(v >> 3) % 4] : (int32_t)((v >> 3) % (uint64_t)table_rows);
+    }
+    const int32_t odd_entries[] = {-1, INT32_MIN, INT32_MAX, E};
+    for (int64_t i = 0; i < c.table_entries + TEST_GUARD; ++i) {
+        const uint32_t v = i < c.table_entries ? (uint32_t)take(in, 2) : 0x7E7E7E7Eu;
+        c.table[i] = i >= c.table_entries ? (int32_t)v : v % 16 == 0 ? odd_entries[(v >> 4) % 4] : (int32_t)((v >> 4) % (uint32_t)E);
+    }
     /* The rest of the input is the logits' bits, repeated as needed. */
     const size_t type_bytes = logits_type_bytes(p->logits_type);
     const int64_t n_logits = rows * stride;
@@ -473,6 +524,8 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     c.buffers.workspace_bytes = (size_t)z.workspace.bytes;
     c.buffers.correction_bias = c.bias;
     c.buffers.expert_map = c.map;
+    c.buffers.token_ids = c.tokens;
+    c.buffers.hash_table = c.table;
     c.logits_arg = c.logits;
 
     const alphamoe_router *router_arg = (mode & 2) && (shorts & 0x80) ? NULL : r;
@@ -501,8 +554,8 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         if (gpu || st != ALPHAMOE_OK) {
             /* With the driver hidden a valid GPU call ends at NO_DRIVER, but
              * where the kernels do not hold the flavour. */
-            const status_set gpu_end = p->num_groups > FUZZ_MAX_GPU_GROUPS ? S(ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
-                                                                           : S(ALPHAMOE_ERROR_NO_DRIVER);
+            const status_set gpu_end =
+                gpu_runs_flavour(p) ? S(ALPHAMOE_ERROR_NO_DRIVER) : S(ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR);
             const status_set allowed = wrong ? wrong : (gpu ? gpu_end : 0u);
             CHECK((allowed & S(st)) != 0, "%s: status %d (%s), allowed set 0x%x, M=%d",
                   gpu ? "alphamoe_route" : "alphamoe_route_host", (int)st, alphamoe_status_string(st), allowed, M);
@@ -513,6 +566,8 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         CHECK(memcmp(snap.copy[F_LOGITS], c.logits, c.logits_bytes) == 0, "the logits were written");
         CHECK(memcmp(snap.copy[F_BIAS], c.bias, ((size_t)E + TEST_GUARD) * 4u) == 0, "the bias was written");
         CHECK(memcmp(snap.copy[F_MAP], c.map, ((size_t)E + TEST_GUARD) * 4u) == 0, "the expert map was written");
+        CHECK(memcmp(snap.copy[F_TOKENS], c.tokens, snap.bytes[F_TOKENS]) == 0, "the token ids were written");
+        CHECK(memcmp(snap.copy[F_TABLE], c.table, snap.bytes[F_TABLE]) == 0, "the hash table was written");
         snapshot_free(&snap);
         CHECK(wrong == 0, "alphamoe_route_host accepted a call with violations 0x%x", wrong);
         /* Optional outputs that were left out: compare them too, they must
@@ -530,7 +585,7 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         host_plan want;
         CHECK(host_plan_alloc(&want, r, 1) == 0, "host_plan_alloc");
         host_plan_poison(&want);
-        const flavour_call call = {p, M, c.values, c.bias, c.map};
+        const flavour_call call = {p, M, c.values, c.bias, c.map, c.tokens, c.table};
         flavour_reference_route(&call, &want);
         CHECK(compare_plans(&want, &got, M, flavour_weight_tolerance(p), why, sizeof why) == 0,
               "differs from the second implementation: %s (M=%d)", why, M);
@@ -546,6 +601,8 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         if (!c.buffers.pair_to_sorted) again_view.buffers.pair_to_sorted = again_view.pair_to_sorted = NULL;
         again_view.buffers.correction_bias = c.bias;
         again_view.buffers.expert_map = c.map;
+        again_view.buffers.token_ids = c.tokens;
+        again_view.buffers.hash_table = c.table;
         CHECK(alphamoe_route_host(r, M, c.logits_arg, &again_view.buffers) == ALPHAMOE_OK, "second call");
         CHECK(compare_plans(&got, &again_view, M, 0.0f, why, sizeof why) == 0, "second call differs: %s", why);
         /* The left-out optional outputs of the first call: untouched. */
@@ -561,6 +618,8 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     free(c.values);
     free(c.bias);
     free(c.map);
+    free(c.tokens);
+    free(c.table);
     host_plan_free(&c.plan);
 }
 
@@ -584,6 +643,7 @@ static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
     const uint32_t groups = (uint32_t)take(in, 4), keep = (uint32_t)take(in, 4);
     const uint32_t scale = (uint32_t)take(in, 4), begin = (uint32_t)take(in, 4), count = (uint32_t)take(in, 4);
     const uint32_t reserved = (uint32_t)take(in, 4);
+    const uint32_t vocab = (uint32_t)take(in, 4);
     *map_raw = (raw & 128) != 0;
     const int32_t E = p->num_experts >= 1 && p->num_experts <= ALPHAMOE_MAX_EXPERTS ? p->num_experts : 1;
     p->scoring = (raw & 1) ? (int32_t)scoring : (int32_t)(scoring % 3);
@@ -629,12 +689,19 @@ static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
         }
     }
     p->reserved = (raw & 32) ? reserved : 0u;
+    p->reserved2 = (raw & 32) ? reserved >> 16 : 0u;
     /* Folded flags stay valid with the flavour: a bias needs a per-expert
      * score, the shared expert softmax without groups. */
     if (!(raw & 1)) {
         if (p->scoring == ALPHAMOE_SCORING_SOFTMAX) p->flags &= ~ALPHAMOE_FLAG_CORRECTION_BIAS;
         if (p->scoring != ALPHAMOE_SCORING_SOFTMAX || p->num_groups > 1) p->flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
+        if (p->num_groups > 1 || (p->flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_SHARED_EXPERT)))
+            p->flags &= ~ALPHAMOE_FLAG_HASH_ROUTING;
     }
+    /* A vocabulary, raw, or folded to what the flag asks (small tables). */
+    p->vocab_size = (raw & 64) ? (int32_t)vocab
+                    : (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) ? 1 + (int32_t)(vocab % 300u)
+                                                              : 0;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

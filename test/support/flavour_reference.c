@@ -78,13 +78,17 @@ static int32_t candidates(const alphamoe_params *p, const float *keys, int32_t *
 static void unscaled_weights(const alphamoe_params *p, const float *row, const int32_t *ids, long double *w) {
     const int32_t k = p->top_k, E = p->num_experts;
     const int renormalize = !(p->flags & ALPHAMOE_FLAG_NO_RENORMALIZE);
+    /* The chosen logits; a pair of no expert (hash routing's -1) reads as
+     * NaN: weight 0, in no sum. */
+    float chosen[ALPHAMOE_MAX_TOP_K];
+    for (int32_t j = 0; j < k; ++j) chosen[j] = ids[j] >= 0 ? row[ids[j]] : NAN;
     if (p->scoring != ALPHAMOE_SCORING_SOFTMAX) {
         /* The contract's scores are the formulas' fp32 values; infinite
          * ones (sqrt-softplus of +inf) share the weight. */
         long double sum = 0.0L;
         int n_inf = 0;
         for (int32_t j = 0; j < k; ++j) {
-            const float s = flavour_score(p, row[ids[j]]);
+            const float s = flavour_score(p, chosen[j]);
             w[j] = isnan(s) ? 0.0L : (long double)s;
             n_inf += isinf(s) != 0;
             sum += isinf(s) ? 0.0L : w[j];
@@ -102,7 +106,7 @@ static void unscaled_weights(const alphamoe_params *p, const float *row, const i
     const int32_t n = renormalize ? k : E;
     long double m = -INFINITY;
     for (int32_t i = 0; i < n; ++i) {
-        const float v = renormalize ? row[ids[i]] : row[i];
+        const float v = renormalize ? chosen[i] : row[i];
         if (!isnan(v) && (long double)v > m) m = v;
     }
     if (m == -INFINITY) {
@@ -111,17 +115,17 @@ static void unscaled_weights(const alphamoe_params *p, const float *row, const i
     }
     if (m == INFINITY) {
         int n_inf = 0;
-        for (int32_t i = 0; i < n; ++i) n_inf += (renormalize ? row[ids[i]] : row[i]) == INFINITY;
-        for (int32_t j = 0; j < k; ++j) w[j] = row[ids[j]] == INFINITY ? 1.0L / n_inf : 0.0L;
+        for (int32_t i = 0; i < n; ++i) n_inf += (renormalize ? chosen[i] : row[i]) == INFINITY;
+        for (int32_t j = 0; j < k; ++j) w[j] = chosen[j] == INFINITY ? 1.0L / n_inf : 0.0L;
         return;
     }
     long double sum = 0.0L;
     for (int32_t i = 0; i < n; ++i) {
-        const float v = renormalize ? row[ids[i]] : row[i];
+        const float v = renormalize ? chosen[i] : row[i];
         if (!isnan(v)) sum += expl((long double)v - m);
     }
     for (int32_t j = 0; j < k; ++j) {
-        const float v = row[ids[j]];
+        const float v = chosen[j];
         w[j] = isnan(v) ? 0.0L : expl((long double)v - m) / sum;
     }
 }
@@ -147,14 +151,24 @@ void flavour_reference_route(const flavour_call *call, host_plan *out) {
     }
     for (int32_t t = 0; t < M; ++t) {
         const float *row = call->logits + (int64_t)t * p->logits_row_stride;
-        float keys[ALPHAMOE_MAX_EXPERTS];
-        for (int32_t e = 0; e < E; ++e) keys[e] = flavour_key(p, row, call->bias, e);
-        int32_t cand[ALPHAMOE_MAX_EXPERTS];
-        const int32_t n = candidates(p, keys, cand);
-        order_by_value(keys, cand, n);
         int32_t *ids = out->topk_ids + (int64_t)t * k;
-        for (int32_t j = 0; j < (shared ? k - 1 : k); ++j) ids[j] = cand[j];
-        if (shared) ids[k - 1] = E - 1;
+        if (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) {
+            /* The token's row of the table; no expert (-1) for an unknown
+             * token or an entry that names none. */
+            const int32_t v = call->token_ids[t];
+            for (int32_t j = 0; j < k; ++j) {
+                const int32_t e = v >= 0 && v < p->vocab_size ? call->hash_table[(int64_t)v * k + j] : -1;
+                ids[j] = e >= 0 && e < E ? e : -1;
+            }
+        } else {
+            float keys[ALPHAMOE_MAX_EXPERTS];
+            for (int32_t e = 0; e < E; ++e) keys[e] = flavour_key(p, row, call->bias, e);
+            int32_t cand[ALPHAMOE_MAX_EXPERTS];
+            const int32_t n = candidates(p, keys, cand);
+            order_by_value(keys, cand, n);
+            for (int32_t j = 0; j < (shared ? k - 1 : k); ++j) ids[j] = cand[j];
+            if (shared) ids[k - 1] = E - 1;
+        }
         long double w[ALPHAMOE_MAX_TOP_K];
         unscaled_weights(p, row, ids, w);
         for (int32_t j = 0; j < k; ++j) {
@@ -178,7 +192,8 @@ void flavour_reference_route(const flavour_call *call, host_plan *out) {
     if (keys == NULL) abort();
     int64_t n_local = 0;
     for (int64_t i = 0; i < P; ++i) {
-        const int32_t local = local_of[out->topk_ids[i]];
+        const int32_t id = out->topk_ids[i];
+        const int32_t local = id >= 0 ? local_of[id] : -1;
         out->pair_to_sorted[i] = -1;
         if (local >= 0) keys[n_local++] = (pair_key){local, (int32_t)i};
     }

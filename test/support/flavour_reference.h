@@ -17,6 +17,8 @@ typedef struct flavour_call {
     const float *logits;      /* fp32 values the router sees, [M, params->logits_row_stride] */
     const float *bias;        /* [E] with ALPHAMOE_FLAG_CORRECTION_BIAS, else ignored */
     const int32_t *expert_map; /* [E] with ALPHAMOE_FLAG_EXPERT_MAP, else ignored */
+    const int32_t *token_ids;  /* [M] with ALPHAMOE_FLAG_HASH_ROUTING, else ignored */
+    const int32_t *hash_table; /* [vocab_size, k] likewise */
 } flavour_call;
 
 /* Writes every output of the call into `out`, a plan allocated with the

@@ -345,6 +345,8 @@ int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) 
     const alphamoe_params *p = &plan->params;
     const int32_t E = p->num_experts, k = p->top_k, bm = p->block_m, L = p->local_expert_count;
     const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
+    /* Hash routing's table may repeat an expert in a row, or name none (-1). */
+    const int hashed = (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     const float max_weight = plan_max_weight(plan);
     const int64_t pairs = (int64_t)M * k;
     if (M == 0) {
@@ -365,11 +367,18 @@ int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) 
             const int64_t pair = (int64_t)t * k + j;
             const int32_t id = plan->topk_ids[pair];
             const float w = plan->topk_weights[pair];
+            if (hashed && id == -1) {
+                if (w != 0.0f) rc = fail(why, why_size, "token %d slot %d: no expert, weight %g", t, j, w);
+                else if (plan->pair_to_sorted && plan->pair_to_sorted[pair] != -1)
+                    rc = fail(why, why_size, "pair %" PRId64 " of no expert: pair_to_sorted %d", pair,
+                              plan->pair_to_sorted[pair]);
+                continue;
+            }
             if (id < 0 || id >= E) rc = fail(why, why_size, "token %d slot %d: id %d out of range", t, j, id);
             else if (shared && j == k - 1 && id != E - 1) rc = fail(why, why_size, "token %d: shared slot holds %d", t, id);
             else if (shared && j < k - 1 && id == E - 1) rc = fail(why, why_size, "token %d: shared expert in a routed slot", t);
             else if (!(w >= 0.0f && w <= max_weight)) rc = fail(why, why_size, "token %d slot %d: weight %g", t, j, w);
-            for (int32_t i = 0; i < j && rc == 0; ++i)
+            for (int32_t i = 0; i < j && rc == 0 && !hashed; ++i)
                 if (plan->topk_ids[(int64_t)t * k + i] == id) rc = fail(why, why_size, "token %d: id %d twice", t, id);
             if (rc == 0 && local_of[id] >= 0) ++count[local_of[id]];
             if (rc == 0 && local_of[id] < 0 && plan->pair_to_sorted && plan->pair_to_sorted[pair] != -1)
@@ -388,7 +397,7 @@ int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) 
         for (int64_t pos = offset[l]; pos < offset[l + 1] && rc == 0; ++pos) {
             const int32_t v = plan->sorted_token_ids[pos];
             if (pos < offset[l] + count[l]) {
-                if (v < 0 || v >= pairs || local_of[plan->topk_ids[v]] != l || v <= last)
+                if (v < 0 || v >= pairs || plan->topk_ids[v] < 0 || local_of[plan->topk_ids[v]] != l || v <= last)
                     rc = fail(why, why_size, "local expert %d group position %" PRId64 ": pair %d misplaced", l, pos, v);
                 last = v;
                 if (rc == 0 && plan->pair_to_sorted && plan->pair_to_sorted[v] != pos)

@@ -30,8 +30,8 @@ import threading
 import weakref
 
 from . import _abi, _ffi
-from ._abi import (FLAG_ALL, FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_NO_RENORMALIZE, FLAG_PDL,
-                   FLAG_SHARED_EXPERT, FLAG_TAIL_FILL, MAX_BLOCK_M, MAX_EXPERTS, MAX_TOP_K,
+from ._abi import (FLAG_ALL, FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_HASH_ROUTING, FLAG_NO_RENORMALIZE,
+                   FLAG_PDL, FLAG_SHARED_EXPERT, FLAG_TAIL_FILL, MAX_BLOCK_M, MAX_EXPERTS, MAX_TOP_K,
                    LogitsType, Scoring, Specialization, Status)
 from ._ffi import lib
 
@@ -39,7 +39,7 @@ __all__ = ['Status', 'Scoring', 'LogitsType', 'Specialization', 'Error', 'Router
            'Routing', 'route', 'release_workspaces', 'version', 'version_number', 'kernel_names', 'entry_point_names', 'kernel_images', 'device_count',
            'device_describe', 'device_attributes', 'specialization_name', 'library_path',
            'FLAG_SHARED_EXPERT', 'FLAG_TAIL_FILL', 'FLAG_PDL', 'FLAG_NO_RENORMALIZE', 'FLAG_CORRECTION_BIAS',
-           'FLAG_EXPERT_MAP', 'FLAG_ALL', 'MAX_EXPERTS', 'MAX_TOP_K', 'MAX_BLOCK_M']
+           'FLAG_EXPERT_MAP', 'FLAG_HASH_ROUTING', 'FLAG_ALL', 'MAX_EXPERTS', 'MAX_TOP_K', 'MAX_BLOCK_M']
 
 # Fields of alphamoe_params that hold a value of an enumeration.
 _ENUM_FIELDS = {'scoring': Scoring, 'logits_type': LogitsType, 'force_specialization': Specialization}
@@ -489,24 +489,29 @@ class Router:
         result['specialization'] = Specialization(result['specialization'])
         return result
 
-    def route_host(self, logits, num_tokens=None, correction_bias=None, expert_map=None):
+    def route_host(self, logits, num_tokens=None, correction_bias=None, expert_map=None, token_ids=None,
+                   hash_table=None):
         """Routes rows of logits [M, E] on the CPU (the contract's reference)
         into a new Plan; num_tokens defaults to the rows logits holds."""
         plan = Plan(self)
-        self.route_host_into(logits, plan, num_tokens, correction_bias, expert_map)
+        self.route_host_into(logits, plan, num_tokens, correction_bias, expert_map, token_ids, hash_table)
         return plan
 
-    def route_host_into(self, logits, plan, num_tokens=None, correction_bias=None, expert_map=None):
+    def route_host_into(self, logits, plan, num_tokens=None, correction_bias=None, expert_map=None, token_ids=None,
+                        hash_table=None):
         """route_host reusing plan's buffers; on error nothing in plan changed.
         logits: [M, E] (or [M, row stride]), or flat whole rows; fp32 values
         for an f32 router, float16 for f16, bfloat16 or raw uint16 bits for
         bf16 (other values are rounded to nearest even). correction_bias
-        fp32 [E] and expert_map int32 [E] go with their flags."""
+        fp32 [E] and expert_map int32 [E] go with their flags, and with
+        FLAG_HASH_ROUTING token_ids int32 [M] and hash_table int32
+        [vocab_size, k] (or flat)."""
         if not plan._fits(self):
             raise _invalid('the plan was made for another router')
         values, num_tokens = _host_logits(self, logits, num_tokens)
         buffers = plan._buffers()
         keep = self._flavour_inputs(buffers, correction_bias, expert_map, _host_vector)
+        keep += self._hash_inputs(buffers, num_tokens, token_ids, hash_table)
         _check(lib.alphamoe_route_host(self._handle, num_tokens, ctypes.addressof(values), ctypes.byref(buffers)))
         del keep
         plan.num_tokens = num_tokens
@@ -526,6 +531,29 @@ class Router:
             keep.append(converted)
             setattr(buffers, field, ctypes.addressof(converted) if isinstance(converted, ctypes.Array)
                     else converted)
+        return keep
+
+    def _hash_inputs(self, buffers, num_tokens, token_ids, hash_table):
+        """Sets buffers.token_ids and .hash_table from host inputs, which must
+        come with FLAG_HASH_ROUTING; returns what keeps them alive."""
+        if token_ids is None and hash_table is None:
+            return []
+        if not self.params['flags'] & FLAG_HASH_ROUTING:
+            raise _invalid('token_ids or hash_table given to a router without ALPHAMOE_FLAG_HASH_ROUTING')
+        keep = []
+        if token_ids is not None:
+            keep.append(_host_vector(token_ids, ctypes.c_int32, num_tokens, 'token_ids'))
+            buffers.token_ids = ctypes.addressof(keep[-1])
+        if hash_table is not None:
+            entries = self.params['vocab_size'] * self.params['top_k']
+            flat, shape = _shape_of(hash_table)
+            if tuple(shape) not in ((self.params['vocab_size'], self.params['top_k']), (entries,)):
+                raise _invalid(f'hash_table of shape {tuple(shape)}: expected '
+                               f'({self.params["vocab_size"]}, {self.params["top_k"]})')
+            values = (flat.reshape(-1).tolist() if hasattr(flat, 'reshape') else
+                      [x for row in flat for x in row] if len(shape) == 2 else list(flat))
+            keep.append(_host_vector(values, ctypes.c_int32, entries, 'hash_table'))
+            buffers.hash_table = ctypes.addressof(keep[-1])
         return keep
 
     def route(self, num_tokens, logits, buffers, stream=0):

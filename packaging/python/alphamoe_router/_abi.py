@@ -15,7 +15,8 @@ FLAG_PDL = 0x4
 FLAG_NO_RENORMALIZE = 0x8
 FLAG_CORRECTION_BIAS = 0x10
 FLAG_EXPERT_MAP = 0x20
-FLAG_ALL = 0x3f
+FLAG_HASH_ROUTING = 0x40
+FLAG_ALL = 0x7f
 
 
 class Status(enum.IntEnum):
@@ -49,6 +50,7 @@ class Status(enum.IntEnum):
     EXPERT_PARALLEL = 26
     UNSUPPORTED_FLAVOUR = 27
     INVALID_HANDLE = 28
+    HASH_ROUTING = 29
 
 
 class Scoring(enum.IntEnum):
@@ -92,6 +94,8 @@ class Params(ctypes.Structure):
         ('local_expert_begin', ctypes.c_int32),
         ('local_expert_count', ctypes.c_int32),
         ('reserved', ctypes.c_uint32),
+        ('vocab_size', ctypes.c_int32),
+        ('reserved2', ctypes.c_uint32),
     ]
 
 
@@ -138,6 +142,8 @@ class Buffers(ctypes.Structure):
         ('workspace_bytes', ctypes.c_size_t),
         ('correction_bias', ctypes.c_void_p),
         ('expert_map', ctypes.c_void_p),
+        ('token_ids', ctypes.c_void_p),
+        ('hash_table', ctypes.c_void_p),
     ]
 
 
@@ -188,6 +194,8 @@ STRUCTS = {
         'local_expert_begin': 'int32_t',
         'local_expert_count': 'int32_t',
         'reserved': 'uint32_t',
+        'vocab_size': 'int32_t',
+        'reserved2': 'uint32_t',
     }),
     'alphamoe_extent': (Extent, {
         'elements': 'int64_t',
@@ -222,6 +230,8 @@ STRUCTS = {
         'workspace_bytes': 'size_t',
         'correction_bias': 'const float *',
         'expert_map': 'const int32_t *',
+        'token_ids': 'const int32_t *',
+        'hash_table': 'const int32_t *',
     }),
     'alphamoe_device_attributes': (DeviceAttributes, {
         'struct_size': 'size_t',

@@ -6,6 +6,7 @@ or reports that there is no driver or device."""
 import array
 import ctypes
 import os
+import math
 import unittest
 
 import alphamoe_router as amr
@@ -128,6 +129,42 @@ class HostReference(unittest.TestCase):
         self.assertEqual((plan.topk_ids, plan.sorted_token_ids), ([], []))
         self.assertTrue(all(x == POISON for x in plan.sorted_token_ids_buffer), 'M = 0 wrote the plan')
 
+    def test_hash_routing(self):
+        """DeepSeek-V4's hash layers: each token's experts are its row of the
+        table, the weights its sqrt-softplus scores there, renormalized and
+        scaled; a token id outside the vocabulary or an entry outside the
+        experts is a pair of no expert (id -1, weight 0, in no group)."""
+        seed = contract.seed('HostReference.test_hash_routing')
+        rng = contract.Rng(seed)
+        e, k, vocab, m = 32, 4, 50, 30
+        router = amr.Router(e, k, 8, m, flags=amr.FLAG_HASH_ROUTING, scoring='sqrt_softplus', vocab_size=vocab,
+                            routed_scaling_factor=1.5)
+        table = [[int(rng.next() % e) for _ in range(k)] for _ in range(vocab)]
+        table[3][1] = e  # an entry past the experts
+        token_ids = [int(rng.next() % (vocab + 4)) - 2 for _ in range(m)]  # -2..vocab+1
+        token_ids[0] = 3
+        logits = contract.separated_logits(rng, m, e)
+        plan = router.route_host(logits, token_ids=token_ids, hash_table=table)
+        for t in range(m):
+            v = token_ids[t]
+            want = [x if 0 <= v < vocab and 0 <= x < e else -1 for x in (table[v] if 0 <= v < vocab else [0] * k)]
+            with self.subTest(token=t, seed=seed):
+                self.assertEqual(list(plan.topk_ids[t]), want)
+                s = [math.sqrt(math.log1p(math.exp(logits[t * e + x]))) if x >= 0 else 0.0 for x in want]
+                total = sum(s)
+                for j in range(k):
+                    expected = s[j] / total * 1.5 if total > 0 else 0.0
+                    self.assertAlmostEqual(plan.topk_weights[t][j], expected, delta=4e-6 * 1.5)
+        self.assertEqual(plan.topk_ids[0][1], -1)
+        planned = sum(1 for t in range(m) for x in plan.topk_ids[t] if x >= 0)
+        self.assertEqual(sum(plan.expert_counts), planned)
+        with self.assertRaises(amr.Error) as caught:
+            router.route_host(logits)  # no table
+        self.assertEqual(caught.exception.status, amr.Status.NULL_POINTER)
+        with self.assertRaises(amr.Error) as caught:
+            amr.Router(e, k, 8, m, vocab_size=vocab)
+        self.assertEqual(caught.exception.status, amr.Status.HASH_ROUTING)
+
     def test_flavours_follow_the_contract(self):
         seed = contract.seed('HostReference.test_flavours_follow_the_contract')
         rng = contract.Rng(seed)
@@ -175,7 +212,8 @@ class Reachable(unittest.TestCase):
         values = dict(num_experts=64, top_k=4, block_m=16, max_tokens=8, logits_row_stride=80,
                       flags=amr.FLAG_CORRECTION_BIAS | amr.FLAG_TAIL_FILL, force_specialization='large',
                       scoring='sigmoid', logits_type='f16', num_groups=8, topk_groups=2,
-                      routed_scaling_factor=2.5, local_expert_begin=8, local_expert_count=16, reserved=0)
+                      routed_scaling_factor=2.5, local_expert_begin=8, local_expert_count=16, reserved=0,
+                      vocab_size=0, reserved2=0)
         self.assertEqual(sorted(values), sorted(fields), 'a field of alphamoe_params this test does not set')
         router = amr.Router(**values)
         for name, value in values.items():

@@ -30,6 +30,10 @@ pub struct DeviceBuffers {
     pub correction_bias: u64,
     /// int32 `[num_experts]`, needed with `FLAG_EXPERT_MAP`.
     pub expert_map: u64,
+    /// int32 `[M]`, needed with `FLAG_HASH_ROUTING`.
+    pub token_ids: u64,
+    /// int32 `[vocab_size, top_k]`, needed with `FLAG_HASH_ROUTING`.
+    pub hash_table: u64,
 }
 
 impl DeviceBuffers {
@@ -51,6 +55,8 @@ impl DeviceBuffers {
             workspace_bytes: self.workspace_bytes,
             correction_bias: self.correction_bias as usize as *const f32,
             expert_map: self.expert_map as usize as *const i32,
+            token_ids: self.token_ids as usize as *const i32,
+            hash_table: self.hash_table as usize as *const i32,
         }
     }
 }

@@ -61,6 +61,7 @@ c_constants! {
     ALPHAMOE_ERROR_EXPERT_PARALLEL: alphamoe_status = 26;
     ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR: alphamoe_status = 27;
     ALPHAMOE_ERROR_INVALID_HANDLE: alphamoe_status = 28;
+    ALPHAMOE_ERROR_HASH_ROUTING: alphamoe_status = 29;
 
     ALPHAMOE_MAX_EXPERTS: i32 = 512;
     ALPHAMOE_MAX_TOP_K: i32 = 16;
@@ -72,7 +73,8 @@ c_constants! {
     ALPHAMOE_FLAG_NO_RENORMALIZE: u32 = 0x8;
     ALPHAMOE_FLAG_CORRECTION_BIAS: u32 = 0x10;
     ALPHAMOE_FLAG_EXPERT_MAP: u32 = 0x20;
-    ALPHAMOE_FLAG_ALL: u32 = 0x3f;
+    ALPHAMOE_FLAG_HASH_ROUTING: u32 = 0x40;
+    ALPHAMOE_FLAG_ALL: u32 = 0x7f;
 
     ALPHAMOE_SCORING_SOFTMAX: alphamoe_scoring = 0;
     ALPHAMOE_SCORING_SIGMOID: alphamoe_scoring = 1;
@@ -139,6 +141,8 @@ c_structs! {
         pub local_expert_begin: i32,
         pub local_expert_count: i32,
         pub reserved: u32,
+        pub vocab_size: i32,
+        pub reserved2: u32,
     }
 
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -179,6 +183,8 @@ c_structs! {
         pub workspace_bytes: usize,
         pub correction_bias: *const f32,
         pub expert_map: *const i32,
+        pub token_ids: *const i32,
+        pub hash_table: *const i32,
     }
 
     #[derive(Clone, Copy, Debug, Default)]

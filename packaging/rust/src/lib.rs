@@ -76,6 +76,8 @@ pub const FLAG_NO_RENORMALIZE: u32 = ffi::ALPHAMOE_FLAG_NO_RENORMALIZE;
 pub const FLAG_CORRECTION_BIAS: u32 = ffi::ALPHAMOE_FLAG_CORRECTION_BIAS;
 /// Expert parallelism by map: [`Inputs::expert_map`] gives each expert its local id or -1.
 pub const FLAG_EXPERT_MAP: u32 = ffi::ALPHAMOE_FLAG_EXPERT_MAP;
+/// Hash routing: each token's experts are its row of [`Inputs::hash_table`].
+pub const FLAG_HASH_ROUTING: u32 = ffi::ALPHAMOE_FLAG_HASH_ROUTING;
 /// Every flag above.
 pub const FLAG_ALL: u32 = ffi::ALPHAMOE_FLAG_ALL;
 

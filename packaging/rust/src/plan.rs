@@ -158,6 +158,8 @@ impl Plan {
             workspace_bytes: 0,
             correction_bias: inputs.correction_bias.map_or(std::ptr::null(), <[f32]>::as_ptr),
             expert_map: inputs.expert_map.map_or(std::ptr::null(), <[i32]>::as_ptr),
+            token_ids: inputs.token_ids.map_or(std::ptr::null(), <[i32]>::as_ptr),
+            hash_table: inputs.hash_table.map_or(std::ptr::null(), <[i32]>::as_ptr),
         }
     }
 }

@@ -68,6 +68,8 @@ pub struct Params {
     pub local_expert_begin: usize,
     /// Local experts L, the plan's expert count; 0 means all `num_experts`.
     pub local_expert_count: usize,
+    /// Rows of [`Inputs::hash_table`] with `FLAG_HASH_ROUTING` (>= 1); 0 without it.
+    pub vocab_size: usize,
 }
 
 impl Params {
@@ -88,6 +90,7 @@ impl Params {
             routed_scaling_factor: 0.0,
             local_expert_begin: 0,
             local_expert_count: 0,
+            vocab_size: 0,
         }
     }
 
@@ -110,6 +113,8 @@ impl Params {
             local_expert_begin: to_i32(self.local_expert_begin),
             local_expert_count: to_i32(self.local_expert_count),
             reserved: 0,
+            vocab_size: to_i32(self.vocab_size),
+            reserved2: 0,
         }
     }
 
@@ -131,6 +136,8 @@ impl Params {
             local_expert_begin,
             local_expert_count,
             reserved: _,
+            vocab_size,
+            reserved2: _,
         } = *raw;
         Params {
             num_experts: to_usize(num_experts),
@@ -147,6 +154,7 @@ impl Params {
             routed_scaling_factor,
             local_expert_begin: to_usize(local_expert_begin),
             local_expert_count: to_usize(local_expert_count),
+            vocab_size: to_usize(vocab_size),
         }
     }
 }
@@ -288,13 +296,18 @@ impl Logits<'_> {
     }
 }
 
-/// Per-call inputs besides the logits, `[num_experts]` each when given.
+/// Per-call inputs besides the logits, `[num_experts]` each when given but
+/// hash routing's.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
     /// Needed with `FLAG_CORRECTION_BIAS`.
     pub correction_bias: Option<&'a [f32]>,
     /// Needed with `FLAG_EXPERT_MAP`: each expert's local id, or -1.
     pub expert_map: Option<&'a [i32]>,
+    /// Needed with `FLAG_HASH_ROUTING`: each token's id, `[M]`.
+    pub token_ids: Option<&'a [i32]>,
+    /// Needed with `FLAG_HASH_ROUTING`: `[vocab_size, top_k]` expert ids.
+    pub hash_table: Option<&'a [i32]>,
 }
 
 /// A validated, immutable parameter set (`alphamoe_router`).

@@ -93,7 +93,8 @@ fn version_and_kernels_are_reported() {
     assert_eq!(alphamoe_router::version_number(), parts[0] * 10000 + parts[1] * 100 + parts[2]);
     let names = alphamoe_router::kernel_names();
     // Three families, each routed-only and shared-expert, each once without
-    // and once with the routing flavours, in the header's order.
+    // and once with the routing flavours, then each routed-only with
+    // sqrt-softplus scoring, in the header's order.
     let mut expected = Vec::new();
     for flavours in ["", "_flavours"] {
         for family in ["tiny", "small", "large"] {
@@ -101,6 +102,9 @@ fn version_and_kernels_are_reported() {
                 expected.push(format!("{}_{}{}", family, mode, flavours));
             }
         }
+    }
+    for family in ["tiny", "small", "large"] {
+        expected.push(format!("{}_routed_sqrt_softplus", family));
     }
     assert_eq!(names, expected);
     // SAFETY: no arguments, no state.

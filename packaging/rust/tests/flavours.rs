@@ -350,3 +350,72 @@ fn candidates_run_the_selected_grid() {
         assert_eq!(router.select(m, &device).unwrap_err().status(), status);
     }
 }
+
+fn sqrt_softplus(x: f32) -> f64 {
+    let x = x as f64;
+    (if x > 0.0 { x + (-x).exp().ln_1p() } else { x.exp().ln_1p() }).sqrt()
+}
+
+/// DeepSeek-V4's routers: sqrt-softplus scores chosen with a bias and
+/// weighted without it, and its hash layers, whose experts are each token's
+/// row of a table (a token id outside the vocabulary or an entry outside
+/// the experts: no expert, id -1, weight 0).
+#[test]
+fn sqrt_softplus_and_hash_routing() {
+    let mut rng = Rng::new(seed("sqrt_softplus_and_hash_routing"));
+    let (e, k, m) = (48usize, 6usize, 40usize);
+    let logits = uniform_logits(&mut rng, m * e);
+    let bias: Vec<f32> = (0..e).map(|_| rng.uniform(-0.5, 0.5)).collect();
+    let biased = Params {
+        flags: FLAG_CORRECTION_BIAS,
+        scoring: Scoring::SQRT_SOFTPLUS,
+        routed_scaling_factor: 1.5,
+        ..Params::new(e, k, 8, m)
+    };
+    let router = Router::with_params(&biased).expect("sqrt-softplus with a bias");
+    let plan = route(&router, m, Logits::F32(&logits), &Inputs { correction_bias: Some(&bias), ..Default::default() });
+    for t in 0..m {
+        let row = &logits[t * e..(t + 1) * e];
+        let mut order: Vec<usize> = (0..e).collect();
+        let key = |x: usize| sqrt_softplus(row[x]) as f32 + bias[x];
+        order.sort_by(|&a, &b| key(b).partial_cmp(&key(a)).unwrap().then(a.cmp(&b)));
+        let ids: Vec<i32> = order[..k].iter().map(|&x| x as i32).collect();
+        assert_eq!(&plan.topk_ids()[t * k..(t + 1) * k], &ids[..], "token {}", t);
+        let total: f64 = order[..k].iter().map(|&x| sqrt_softplus(row[x])).sum();
+        for j in 0..k {
+            let want = sqrt_softplus(row[order[j]]) / total * 1.5;
+            assert!((plan.topk_weights()[t * k + j] as f64 - want).abs() <= 4e-6 * 1.5, "token {} slot {}", t, j);
+        }
+    }
+
+    let vocab = 20usize;
+    let hashed = Params {
+        flags: alphamoe_router::FLAG_HASH_ROUTING,
+        scoring: Scoring::SQRT_SOFTPLUS,
+        vocab_size: vocab,
+        ..Params::new(e, k, 8, m)
+    };
+    let router = Router::with_params(&hashed).expect("hash routing");
+    assert_eq!(router.params().vocab_size, vocab);
+    let mut table: Vec<i32> = (0..vocab * k).map(|_| (rng.next() % e as u64) as i32).collect();
+    table[k + 2] = e as i32; // names no expert
+    let token_ids: Vec<i32> = (0..m).map(|t| if t % 7 == 3 { vocab as i32 } else { (t % vocab) as i32 }).collect();
+    let inputs = Inputs { token_ids: Some(&token_ids), hash_table: Some(&table), ..Default::default() };
+    let plan = route(&router, m, Logits::F32(&logits), &inputs);
+    for t in 0..m {
+        let v = token_ids[t];
+        let want: Vec<i32> = (0..k)
+            .map(|j| if (v as usize) < vocab && (table[v as usize * k + j] as usize) < e { table[v as usize * k + j] } else { -1 })
+            .collect();
+        assert_eq!(&plan.topk_ids()[t * k..(t + 1) * k], &want[..], "token {}", t);
+        let s: Vec<f64> = want.iter().map(|&x| if x >= 0 { sqrt_softplus(logits[t * e + x as usize]) } else { 0.0 }).collect();
+        let total: f64 = s.iter().sum();
+        for j in 0..k {
+            let w = if total > 0.0 { s[j] / total } else { 0.0 };
+            assert!((plan.topk_weights()[t * k + j] as f64 - w).abs() <= 4e-6, "token {} slot {}", t, j);
+        }
+    }
+    // A vocabulary without the flag is refused with its own status.
+    let err = Router::with_params(&Params { vocab_size: vocab, ..Params::new(e, k, 8, m) }).unwrap_err();
+    assert_eq!(err.status(), Status::HASH_ROUTING);
+}
