@@ -121,20 +121,29 @@ extern "C" cudaError_t sqrt_softplus_sweep_all_inputs(double max_ulp, sqrt_softp
     return status;
 }
 
-extern "C" cudaError_t sqrt_softplus_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n) {
+// n input bit patterns copied to the device, launch(in, out) run there,
+// n output bit patterns copied back.
+template <class Launch>
+cudaError_t through_device(const uint32_t *input_bits, uint32_t *output_bits, int32_t n, Launch launch) {
     const size_t bytes = static_cast<size_t>(n) * sizeof(uint32_t);
     uint32_t *in = nullptr, *out = nullptr;
     cudaError_t status = cudaMalloc(&in, bytes);
     if (status == cudaSuccess) status = cudaMalloc(&out, bytes);
     if (status == cudaSuccess) status = cudaMemcpy(in, input_bits, bytes, cudaMemcpyHostToDevice);
     if (status == cudaSuccess) {
-        sqrt_softplus_kernel<<<(n + kThreads - 1) / kThreads, kThreads>>>(in, out, n);
+        launch(in, out);
         status = cudaGetLastError();
     }
     if (status == cudaSuccess) status = cudaMemcpy(output_bits, out, bytes, cudaMemcpyDeviceToHost);
     cudaFree(in);
     cudaFree(out);
     return status;
+}
+
+extern "C" cudaError_t sqrt_softplus_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n) {
+    return through_device(input_bits, output_bits, n, [n](const uint32_t *in, uint32_t *out) {
+        sqrt_softplus_kernel<<<(n + kThreads - 1) / kThreads, kThreads>>>(in, out, n);
+    });
 }
 
 extern "C" cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result) {
@@ -158,17 +167,7 @@ extern "C" cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result) {
 
 extern "C" cudaError_t sigmoid_rows_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n) {
     const int32_t rows = n / SIGMOID_ROW_SLOTS;
-    const size_t bytes = static_cast<size_t>(n) * sizeof(uint32_t);
-    uint32_t *in = nullptr, *out = nullptr;
-    cudaError_t status = cudaMalloc(&in, bytes);
-    if (status == cudaSuccess) status = cudaMalloc(&out, bytes);
-    if (status == cudaSuccess) status = cudaMemcpy(in, input_bits, bytes, cudaMemcpyHostToDevice);
-    if (status == cudaSuccess) {
+    return through_device(input_bits, output_bits, n, [rows](const uint32_t *in, uint32_t *out) {
         rows_of<<<(rows + kThreads - 1) / kThreads, kThreads>>>(in, out, rows);
-        status = cudaGetLastError();
-    }
-    if (status == cudaSuccess) status = cudaMemcpy(output_bits, out, bytes, cudaMemcpyDeviceToHost);
-    cudaFree(in);
-    cudaFree(out);
-    return status;
+    });
 }

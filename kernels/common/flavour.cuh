@@ -394,46 +394,32 @@ __device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool r
     return sum > 0.0f ? s / sum : 0.0f;
 }
 
-// sigmoid_weight from the active lanes' scores, sigmoid(logit), already
-// taken (a CTA's ranking keeps them: one_token_select_flavoured.cuh), with
-// the routed scaling factor.
-__device__ __forceinline__ float sigmoid_score_weight(const RouteArgs &a, float score, bool active,
-                                                      float *sum_terms) {
-    float s = active ? score : 0.0f;
-    if (isnan(s)) s = 0.0f;
-    if (!(a.flags & kFlagNoRenormalize)) {
-        const float sum = sum_of_16_lanes(s, sum_terms);
-        s = sum > 0.0f ? s / sum : 0.0f;
-    }
-    return a.scale == 1.0f ? s : s * a.scale;
-}
-
-// sigmoid_score_weight for sqrt-softplus scores, the one unbounded score:
-// n infinite scores (of +inf logits) weigh 1/n each and every other 0, and
-// a weight past the largest float is the largest float.
-__device__ __forceinline__ float sqrt_softplus_score_weight(const RouteArgs &a, float score, bool active,
-                                                            float *sum_terms) {
-    float s = active ? score : 0.0f;
-    if (isnan(s)) s = 0.0f;
-    if (!(a.flags & kFlagNoRenormalize)) {
-        const float sum = sum_of_16_lanes(s, sum_terms);
-        const int n_inf = __popc(__ballot_sync(kFullMask, s == INFINITY));
-        s = n_inf > 0 ? (s == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f) : sum > 0.0f ? s / sum : 0.0f;
-    }
-    return fminf(a.scale == 1.0f ? s : s * a.scale, FLT_MAX);
-}
-
 // The per-expert score of the kernel's scoring: sqrt-softplus in its own
 // kernels, else the sigmoid.
 __device__ __forceinline__ float expert_score(float x) {
     return kSqrtSoftplusScores ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
 }
 
-// The weight of the kernel's per-expert scores, from the active lanes' scores.
+// sigmoid_weight from the active lanes' scores, already taken (a CTA's
+// ranking keeps them: one_token_select_flavoured.cuh), with the routed
+// scaling factor. Sqrt-softplus scores, the one unbounded score: n infinite
+// scores (of +inf logits) weigh 1/n each and every other 0, and a weight
+// past the largest float is the largest float.
 __device__ __forceinline__ float expert_score_weight(const RouteArgs &a, float score, bool active,
                                                      float *sum_terms) {
-    return kSqrtSoftplusScores ? sqrt_softplus_score_weight(a, score, active, sum_terms)
-                               : sigmoid_score_weight(a, score, active, sum_terms);
+    float s = active ? score : 0.0f;
+    if (isnan(s)) s = 0.0f;
+    if (!(a.flags & kFlagNoRenormalize)) {
+        const float sum = sum_of_16_lanes(s, sum_terms);
+        if constexpr (kSqrtSoftplusScores) {
+            const int n_inf = __popc(__ballot_sync(kFullMask, s == INFINITY));
+            s = n_inf > 0 ? (s == INFINITY ? 1.0f / static_cast<float>(n_inf) : 0.0f) : sum > 0.0f ? s / sum : 0.0f;
+        } else {
+            s = sum > 0.0f ? s / sum : 0.0f;
+        }
+    }
+    const float w = a.scale == 1.0f ? s : s * a.scale;
+    return kSqrtSoftplusScores ? fminf(w, FLT_MAX) : w;
 }
 
 // The plan's id of global expert `id`: itself without expert parallelism,

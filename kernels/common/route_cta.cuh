@@ -152,7 +152,7 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
                                              int lane, float shared_logit, float logit, bool active,
                                              float largest_chosen, float *sum_terms) {
     if constexpr (kSqrtSoftplusScores)
-        return sqrt_softplus_score_weight(a, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active, sum_terms);
+        return expert_score_weight(a, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active, sum_terms);
     float weight;
     if (a.flags & kFlagSigmoid)
         weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize), sum_terms);
