@@ -176,8 +176,9 @@ Routing flavoured_routing(const Call &c) { return c.sqrt_softplus ? kRoutingSqrt
 // Calls a grid of a token a CTA ranks each token with its whole CTA:
 // sigmoid or sqrt-softplus scoring over rows of 8 slots or more
 // (DeepSeek-V3, Kimi-K2, GLM-4.5, DeepSeek-V4), whose scores, bias and
-// group scores cost one warp many times a softmax row. The CTA's ranking needs groups of 32 experts, and token
-// bits, which an expert map rules out.
+// group scores cost one warp many times a softmax row. The CTA's ranking
+// needs groups of 32 experts, and token bits, which an expert map rules
+// out.
 bool token_ctas_hold(const Call &c, const Tuning &t) {
     const alphamoe_params &p = *c.p;
     const KernelId small = kernel_of(ALPHAMOE_SPECIALIZATION_SMALL, c.shared, flavoured_routing(c));

@@ -108,7 +108,7 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
 #define ALPHAMOE_FLAG_PDL 0x4u
 /* Weights are not renormalized over the selected experts: softmax scoring
  * gives each selected expert its probability over all num_experts logits,
- * sigmoid scoring its sigmoid score. */
+ * sigmoid and sqrt-softplus scoring its score. */
 #define ALPHAMOE_FLAG_NO_RENORMALIZE 0x8u
 /* Sigmoid or sqrt-softplus scoring: buffers.correction_bias (fp32
  * [num_experts]) is added to the scores for choosing experts and groups,
