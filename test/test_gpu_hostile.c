@@ -69,11 +69,12 @@ static alphamoe_status apply_damage(int kind, call *c, const alphamoe_params *p,
     case DAMAGE_ROUTER_NULL: c->router = NULL; return ALPHAMOE_ERROR_NULL_POINTER;
     case DAMAGE_BUFFERS_NULL: c->buffers_null = 1; return ALPHAMOE_ERROR_NULL_POINTER;
     case DAMAGE_STRUCT_SIZE: {
-        /* Below this header's size, but never the first version's, which is
-         * valid (and would route with the poisoned workspace). */
+        /* Below this header's size, but never an earlier version's, which
+         * is valid (and would route with the poisoned workspace). */
         const size_t first_version = offsetof(alphamoe_buffers, correction_bias);
+        const size_t v2 = offsetof(alphamoe_buffers, token_ids);
         do b->struct_size = rng_below(rng, (uint32_t)sizeof *b);
-        while (b->struct_size == first_version);
+        while (b->struct_size == first_version || b->struct_size == v2);
         return ALPHAMOE_ERROR_STRUCT_SIZE;
     }
     case DAMAGE_NUM_TOKENS: {
