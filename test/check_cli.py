@@ -287,17 +287,24 @@ def same_route(c, what, out_dir, ids, weights, tolerance):
                        ids[bad] if bad is not None else '-', weights[bad] if bad is not None else '-'))
 
 
+def lifted_bias_inputs(rng, tmp, name, m, e, lifted):
+    """glm_rows logits and a bias lifting `lifted` random experts by 1, which
+    then choose every token's experts among themselves by their score:
+    nothing a random bias in [-0.1, 0.1) would do. Both written to .npy
+    files; returns (rows, logits path, bias, bias path)."""
+    rows = glm_rows(rng, m, e)
+    logits = os.path.join(tmp, name + '.npy')
+    write_npy_f32(logits, rows)
+    chosen = set(rng.sample(range(e), lifted))
+    bias = [1.0 if i in chosen else f32(-rng.uniform(0.001, 0.1)) for i in range(e)]
+    bias_path = os.path.join(tmp, name + '_bias.npy')
+    write_npy(bias_path, '<f4', (e,), bias)
+    return rows, logits, bias, bias_path
+
+
 def check_bias_and_map(c, rng, tmp):
     m, e, k = 100, 160, 8
-    rows = glm_rows(rng, m, e)
-    logits = os.path.join(tmp, 'glm.npy')
-    write_npy_f32(logits, rows)
-    # 12 experts lifted by 1 choose every token's 8 among themselves, by
-    # their sigmoid: nothing a random bias in [-0.1, 0.1) would do.
-    lifted = set(rng.sample(range(e), 12))
-    bias = [1.0 if i in lifted else f32(-rng.uniform(0.001, 0.1)) for i in range(e)]
-    bias_path = os.path.join(tmp, 'bias.npy')
-    write_npy(bias_path, '<f4', (e,), bias)
+    rows, logits, bias, bias_path = lifted_bias_inputs(rng, tmp, 'glm', m, e, 12)
     want_ids, want_w = expected_glm(rows, bias)
     out1 = os.path.join(tmp, 'bias_out')
     base = ['--preset', 'glm-4.5', '--host', '--repeat', 1, '--input', logits]
@@ -404,13 +411,7 @@ def calls_and_min(out):
 def check_deepseek_v4(c, rng, tmp):
     """DeepSeek-V4-Pro's router: sqrt-softplus, bias, top-6 of 384, scale 2.5."""
     m, e, k = 60, 384, 6
-    rows = glm_rows(rng, m, e)
-    logits = os.path.join(tmp, 'v4.npy')
-    write_npy_f32(logits, rows)
-    lifted = set(rng.sample(range(e), 10))
-    bias = [1.0 if i in lifted else f32(-rng.uniform(0.001, 0.1)) for i in range(e)]
-    bias_path = os.path.join(tmp, 'v4_bias.npy')
-    write_npy(bias_path, '<f4', (e,), bias)
+    rows, logits, bias, bias_path = lifted_bias_inputs(rng, tmp, 'v4', m, e, 10)
     want_ids, want_w = expected_glm(rows, bias, k=k, scale=2.5, score=sqrt_softplus)
     out_dir = os.path.join(tmp, 'v4_out')
     rc, out, err = c.run(['--preset', 'deepseek-v4-pro', '--host', '--repeat', 1, '--input', logits,

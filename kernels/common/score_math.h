@@ -217,10 +217,11 @@ ALPHAMOE_SCORE_FN float alphamoe_log1p_unit(float u) {
 }
 
 /* sqrt(softplus(x)), softplus(x) = log(1 + e^x), within 2 ulp of the
- * exact value for every input (1.89 at most over all 2^32; subnormal
- * results in units of the smallest subnormal). PyTorch's softplus (beta 1, threshold 20)
- * returns x itself above 20, where log(1 + e^x) - x < 2.1e-9 rounds away:
- * so does this, sqrt(x) correctly rounded. Below -20, log(1 + e^x) = e^x
+ * exact value for every input (subnormal results in units of the smallest
+ * subnormal; gpu_sqrt_softplus_all_inputs checks every one). PyTorch's
+ * softplus (beta 1, threshold 20) returns x itself above 20, where
+ * log(1 + e^x) - x < 2.1e-9 rounds away: so does this, sqrt(x) correctly
+ * rounded. Below -20, log(1 + e^x) = e^x
  * (1 - e^x / 2 + ...) and the root is e^(x/2) within 2^-30 relative: taken
  * that way, it stays a normal number down to x = -174.7 and reaches +0
  * only where the exact value rounds to it (x <= -207.95), where
