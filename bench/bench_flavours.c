@@ -17,6 +17,7 @@ static const bench_flavour kFlavours[FLAVOUR_COUNT] = {
     [FLAVOUR_QWEN2_MOE_BF16] = {"-qwen2-moe-bf16", PRESET(QWEN2_MOE), ALPHAMOE_LOGITS_BF16, 0},
     [FLAVOUR_DEEPSEEK_V4_PRO] = {"-deepseek-v4-pro", PRESET(DEEPSEEK_V4_PRO), ALPHAMOE_LOGITS_F32, 0},
     [FLAVOUR_DEEPSEEK_V4_PRO_BF16] = {"-deepseek-v4-pro-bf16", PRESET(DEEPSEEK_V4_PRO), ALPHAMOE_LOGITS_BF16, 0},
+    [FLAVOUR_KIMI_K3] = {"-kimi-k3", PRESET(KIMI_K3), ALPHAMOE_LOGITS_F32, 0},
 };
 
 const bench_flavour *bench_flavour_get(int32_t flavour) {

@@ -31,6 +31,7 @@ enum {
     FLAVOUR_QWEN2_MOE_BF16,   /* Qwen2-MoE's routing over bf16 logits (takes the shared expert) */
     FLAVOUR_DEEPSEEK_V4_PRO,  /* sqrt-softplus with a bias */
     FLAVOUR_DEEPSEEK_V4_PRO_BF16, /* the same over bf16 logits (its kernels' half_logits entry points) */
+    FLAVOUR_KIMI_K3,          /* sigmoid with a bias over 896 experts, top-16: the wide kernels */
     FLAVOUR_COUNT
 };
 

@@ -37,13 +37,20 @@ static const base_shape kBases[] = {
     {256, 1, 8, 64, 0.0},      {256, 64, 8, 64, 0.0},     {256, 1024, 8, 64, 0.0},
     {256, 8192, 8, 64, 0.0},   {128, 64, 8, 64, 0.0},     {128, 4096, 8, 64, 25.8},
     {8, 16, 2, 64, 0.0},       {8, 4096, 2, 64, 9.4},
+    {2048, 1, 32, 64, 0.0},    {2048, 2048, 32, 64, 0.0},
 };
 
-/* The targets: by batch size up to 512 tokens; the two large E512 shapes
- * by name; the rest are measured without a target. */
+/* The targets: the widest rows (E2048 k32) by name; by batch size up to
+ * 512 tokens; the two large E512 shapes by name; the rest are measured
+ * without a target. */
 static void set_target(bench_shape *s) {
     s->target = TARGET_MICROSECONDS;
-    if (s->tokens <= 8)
+    if (s->experts == 2048 && s->tokens == 1)
+        s->target_value = 4.0;
+    else if (s->experts == 2048) {
+        s->target = TARGET_BANDWIDTH_RATIO;
+        s->target_value = 1.5;
+    } else if (s->tokens <= 8)
         s->target_value = 2.0;
     else if (s->tokens <= 128)
         s->target_value = 3.0;
@@ -60,23 +67,27 @@ static void set_target(bench_shape *s) {
     }
 }
 
-/* The routing flavours, each at the model's own shape. */
+/* The routing flavours, each at the model's own shape; target_us > 0: its
+ * target. */
 typedef struct flavour_shape {
     int32_t experts, tokens, top_k, block_m, flavour;
+    double target_us;
 } flavour_shape;
 
 static const flavour_shape kFlavourShapes[] = {
-    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3},    {256, 8, 8, 64, FLAVOUR_DEEPSEEK_V3},
-    {256, 128, 8, 64, FLAVOUR_DEEPSEEK_V3},  {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3},
-    {384, 1, 8, 64, FLAVOUR_KIMI_K2},        {384, 4096, 8, 64, FLAVOUR_KIMI_K2},
-    {60, 1, 4, 64, FLAVOUR_QWEN2_MOE},       {60, 4096, 4, 64, FLAVOUR_QWEN2_MOE},
-    {16, 1, 1, 64, FLAVOUR_LLAMA4},          {16, 4096, 1, 64, FLAVOUR_LLAMA4},
-    {512, 1, 10, 8, FLAVOUR_BF16},           {512, 4096, 10, 64, FLAVOUR_BF16},
-    {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP}, {512, 1, 10, 8, FLAVOUR_F16},
-    {512, 4096, 10, 64, FLAVOUR_F16},        {512, 16384, 10, 8, FLAVOUR_BF16},
-    {256, 8192, 8, 64, FLAVOUR_BF16},        {128, 4096, 8, 64, FLAVOUR_BF16},
-    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3_BF16}, {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3_BF16},
-    {384, 1, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO},  {384, 4096, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO},
+    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3, 0.0},    {256, 8, 8, 64, FLAVOUR_DEEPSEEK_V3, 0.0},
+    {256, 128, 8, 64, FLAVOUR_DEEPSEEK_V3, 0.0},  {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3, 0.0},
+    {384, 1, 8, 64, FLAVOUR_KIMI_K2, 0.0},        {384, 4096, 8, 64, FLAVOUR_KIMI_K2, 0.0},
+    {60, 1, 4, 64, FLAVOUR_QWEN2_MOE, 0.0},       {60, 4096, 4, 64, FLAVOUR_QWEN2_MOE, 0.0},
+    {16, 1, 1, 64, FLAVOUR_LLAMA4, 0.0},          {16, 4096, 1, 64, FLAVOUR_LLAMA4, 0.0},
+    {512, 1, 10, 8, FLAVOUR_BF16, 0.0},           {512, 4096, 10, 64, FLAVOUR_BF16, 0.0},
+    {512, 4096, 10, 64, FLAVOUR_EXPERT_MAP, 0.0}, {512, 1, 10, 8, FLAVOUR_F16, 0.0},
+    {512, 4096, 10, 64, FLAVOUR_F16, 0.0},        {512, 16384, 10, 8, FLAVOUR_BF16, 0.0},
+    {256, 8192, 8, 64, FLAVOUR_BF16, 0.0},        {128, 4096, 8, 64, FLAVOUR_BF16, 0.0},
+    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3_BF16, 0.0}, {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3_BF16, 0.0},
+    {384, 1, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO, 2.5}, {384, 4096, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO, 10.0},
+    {896, 1, 16, 64, FLAVOUR_KIMI_K3, 3.0},    {896, 128, 16, 64, FLAVOUR_KIMI_K3, 5.0},
+    {896, 2048, 16, 64, FLAVOUR_KIMI_K3, 10.0},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {
@@ -115,7 +126,8 @@ void shape_table(bench_shape out[SHAPE_COUNT]) {
         s->top_k = f->top_k;
         s->block_m = f->block_m;
         s->flavour = f->flavour;
-        s->target = TARGET_NONE;
+        s->target = f->target_us > 0.0 ? TARGET_MICROSECONDS : TARGET_NONE;
+        s->target_value = f->target_us;
         snprintf(s->name, sizeof(s->name), "e%d-m%d-k%d-bm%d%s", (int)f->experts, (int)f->tokens, (int)f->top_k,
                  (int)f->block_m, bench_flavour_get(f->flavour)->suffix);
     }

@@ -138,7 +138,8 @@ int32_t largest_cluster(const Driver &d, CUkernel probe) {
 int32_t largest_small_cluster(const Driver &d, const DeviceState &st) {
     int32_t size = kMaxTokenCtas;
     for (int32_t e = 0; e < kEntryCount; ++e)
-        if (kernel_info(entry_info(e).kernel).specialization == ALPHAMOE_SPECIALIZATION_SMALL) {
+        if (kernel_info(entry_info(e).kernel).specialization == ALPHAMOE_SPECIALIZATION_SMALL &&
+            !kernel_info(entry_info(e).kernel).wide) {  // a wide grid is never a cluster
             const int32_t fits = largest_cluster(d, st.entries[e].kernel);
             if (fits < size) size = fits;
         }
@@ -177,11 +178,19 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         entry.dynamic_smem = 0;
         int regs = 0;
         CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, entry.kernel, dev);
-        if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_LARGE)
+        const bool wide = kernel_info(info.kernel).wide;
+        // A wide CTA's counts and rows live in dynamic shared memory
+        // (kernels/wide.cu): more than half an SM's, so one CTA an SM.
+        if (r == CUDA_SUCCESS && wide) {
+            if (kWideSharedBytes > max_per_cta) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
+            entry.dynamic_smem = kWideSharedBytes;
+            r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kWideSharedBytes, entry.kernel, dev);
+        } else if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_LARGE) {
             r = one_cta_per_sm(d, dev, entry.kernel, smem_per_sm, reserved_per_cta, max_per_cta, &entry.dynamic_smem);
+        }
         // Where the device refuses, clusters stay within the portable size
         // (largest_cluster finds out).
-        if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_SMALL)
+        if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_SMALL && !wide)
             d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, entry.kernel, dev);
         CUfunction f = nullptr;
         if (r == CUDA_SUCCESS) r = d.KernelGetFunction(&f, entry.kernel);

@@ -15,7 +15,8 @@ constexpr alphamoe_specialization kFamily_large = ALPHAMOE_SPECIALIZATION_LARGE;
 const KernelInfo kKernels[kKernelCount] = {
 #define ALPHAMOE_KERNEL(name, family, shared_expert, flavoured)                                   \
     {#name, kFamily_##family, shared_expert != 0, flavoured != 0, flavoured == kRoutingSqrtSoftplus,  \
-     amoe_fatbin_##name, static_cast<size_t>(amoe_fatbin_##name##_end - amoe_fatbin_##name)},
+     flavoured == kRoutingWide, amoe_fatbin_##name,                                               \
+     static_cast<size_t>(amoe_fatbin_##name##_end - amoe_fatbin_##name)},
 #include "variants.def"
 };
 
@@ -139,14 +140,19 @@ constexpr EntryTable make_entry_table() {
 constexpr EntryTable kEntryTable = make_entry_table();
 
 // A call's plan can always fall back on its kernel's plain entry point of
-// the call's row width.
+// the call's row width: every width of its routing (the narrow kernels' up
+// to 16 slots, the wide kernels' from 16 on), and no other.
 constexpr bool every_kernel_has_every_plain_width() {
     for (int32_t k = 0; k < kKernelCount; ++k)
-        for (int w = 0; w < kRowWidths; ++w)
-            if (kEntryTable.index[k][kVariant_plain][w] < 0) return false;
+        for (int w = 0; w < kRowWidths; ++w) {
+            const bool wide = kKernelModes[k].routing == kRoutingWide;
+            const bool listed = kEntryTable.index[k][kVariant_plain][w] >= 0;
+            if (listed != (wide ? w >= kWideFirstRowWidth : w < kNarrowRowWidths)) return false;
+        }
     return true;
 }
-static_assert(every_kernel_has_every_plain_width(), "variants.def lists every kernel's plain entry points at every width");
+static_assert(every_kernel_has_every_plain_width(),
+              "variants.def lists every kernel's plain entry points at every width of its routing");
 
 }  // namespace
 

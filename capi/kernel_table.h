@@ -32,18 +32,30 @@ constexpr int32_t kEntryCount = 0
 #include "variants.def"
     ;
 
-// Row widths: 1, 2, 4, 8 and 16 slots per lane (32 experts a slot).
-constexpr int kRowWidths = 5;
+// Row widths: 1, 2, 4, ..., 64 slots per lane (32 experts a slot); the
+// narrow kernels' rows are up to 16 slots, the wide kernels' 16 to 64.
+constexpr int kRowWidths = 7;
+constexpr int kNarrowRowWidths = 5;
+constexpr int kWideFirstRowWidth = 4;
 
 // The index of the narrowest row width holding n_candidates (>= 1).
 inline int row_width_index(int32_t n_candidates) {
     const int32_t slots = (n_candidates + 31) / 32;
-    return slots <= 1 ? 0 : slots <= 2 ? 1 : slots <= 4 ? 2 : slots <= 8 ? 3 : 4;
+    int w = 0;
+    while ((1 << w) < slots) ++w;
+    return w;
 }
 
 // A kernel's routing (variants.def's `flavoured`): the plain softmax, the
-// flavours of softmax and sigmoid scoring, or those of sqrt-softplus.
-enum Routing : int32_t { kRoutingPlain = 0, kRoutingFlavours = 1, kRoutingSqrtSoftplus = 2, kRoutingCount };
+// flavours of softmax and sigmoid scoring, those of sqrt-softplus, or the
+// wide kernels' (more than 512 experts or 16 chosen, every scoring).
+enum Routing : int32_t {
+    kRoutingPlain = 0,
+    kRoutingFlavours = 1,
+    kRoutingSqrtSoftplus = 2,
+    kRoutingWide = 3,
+    kRoutingCount
+};
 
 struct KernelInfo {
     const char *name;  // e.g. "tiny_routed"
@@ -51,6 +63,7 @@ struct KernelInfo {
     bool shared_expert;
     bool flavoured;      // any routing flavour (not kRoutingPlain)
     bool sqrt_softplus;  // kRoutingSqrtSoftplus
+    bool wide;           // kRoutingWide
     const unsigned char *fatbin;
     size_t fatbin_size;
 };

@@ -14,8 +14,8 @@ static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == 
 static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
                   kLogitsF16 == int{ALPHAMOE_LOGITS_F16},
               "kernel logits types are the public ones");
-static_assert(kMaxTopK == ALPHAMOE_MAX_TOP_K && kMaxExperts == ALPHAMOE_MAX_EXPERTS,
-              "the kernels hold the public limits");
+static_assert(kWideMaxTopK == ALPHAMOE_MAX_TOP_K && kWideMaxExperts == ALPHAMOE_MAX_EXPERTS,
+              "the wide kernels hold the public limits");
 
 RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32_t num_tokens, const void *logits,
                     const alphamoe_buffers &b) {
@@ -41,6 +41,7 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.tokens_per_cta = plan.tokens_per_cta;
     a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
     if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
+    if (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS) a.flags |= kFlagSqrtSoftplus;
     a.flags |= plan.plan_bits;
     a.logits_type = p.logits_type;
     a.correction_bias = (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr;

@@ -92,7 +92,12 @@ struct Call {
     bool flavour;     // routes_a_flavour
     bool shared;      // shared-expert mode
     bool sqrt_softplus; // sqrt-softplus scoring: its kernels only
+    bool wide;        // more experts or chosen ones than the narrow kernels hold: the wide kernels only
 };
+
+// Calls the wide kernels run (kernels/wide.cu): rows or top-k past the
+// narrow kernels' limits.
+bool wide_call(const alphamoe_params &p) { return p.num_experts > kMaxExperts || p.top_k > kMaxTopK; }
 
 Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     const alphamoe_params &p = router.params;
@@ -104,6 +109,9 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     c.half = p.logits_type != ALPHAMOE_LOGITS_F32;
     c.flavour = routes_a_flavour(p);
     c.sqrt_softplus = p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS;
+    c.wide = wide_call(p);
+    // The wide kernels' narrowest rows are of 16 slots.
+    if (c.wide && c.width < kWideFirstRowWidth) c.width = kWideFirstRowWidth;
     return c;
 }
 
@@ -114,10 +122,13 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
 // half_logits ones read 16-bit logits only, the others of a plain kernel
 // fp32 only; a plain kernel runs no flavour, and the plain tiny kernel
 // holds only the plans of at most a token a warp. Sqrt-softplus calls run
-// their kernels, which run no other scoring.
+// their kernels, which run no other scoring; wide calls the wide kernels,
+// which run every scoring and logits type.
 bool entry_serves(const EntryInfo &e, const Call &c) {
     const KernelInfo &k = kernel_info(e.kernel);
-    if (e.width != c.width || k.sqrt_softplus != c.sqrt_softplus) return false;
+    if (e.width != c.width || k.wide != c.wide) return false;
+    if (k.wide) return true;
+    if (k.sqrt_softplus != c.sqrt_softplus) return false;
     const bool reads_half = e.variant == kVariant_half_logits || e.variant == kVariant_staged_half_logits;
     if (reads_half != c.half && (reads_half || !k.flavoured)) return false;
     if (k.flavoured) return true;
@@ -149,6 +160,7 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
     const bool one_cta = plan.specialization == ALPHAMOE_SPECIALIZATION_TINY;
     const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
     uint32_t bits = 0;
+    if (k.wide) return bits;  // the wide kernels plan every call one way
     // A token a warp at most in one CTA, each token's k ids distinct plan
     // experts: the few-token plans (kernels/common/few_token_plan.cuh).
     const bool every_id_planned = !k.flavoured || (!expert_map && p.local_expert_count == p.num_experts);
@@ -171,7 +183,9 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
 }
 
 // The routing of the flavoured kernel that runs the call.
-Routing flavoured_routing(const Call &c) { return c.sqrt_softplus ? kRoutingSqrtSoftplus : kRoutingFlavours; }
+Routing flavoured_routing(const Call &c) {
+    return c.wide ? kRoutingWide : c.sqrt_softplus ? kRoutingSqrtSoftplus : kRoutingFlavours;
+}
 
 // Calls a grid of a token a CTA ranks each token with its whole CTA:
 // sigmoid or sqrt-softplus scoring over rows of 8 slots or more
@@ -219,9 +233,11 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
 }  // namespace
 
 bool device_supports_flavour(const alphamoe_params &p) {
-    // The grouped selection keeps one group score per lane of a warp; the
-    // kernels do not read a hash table yet.
-    return p.num_groups <= kMaxGpuGroups && !(p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
+    // The grouped selection keeps one group score per lane of a warp, and
+    // the wide kernels rank no groups; the kernels do not read a hash table
+    // yet.
+    const int32_t max_groups = wide_call(p) ? 1 : kMaxGpuGroups;
+    return p.num_groups <= max_groups && !(p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
 }
 
 alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, const alphamoe_device_attributes &device,
@@ -240,7 +256,8 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
     // Caller-supplied attributes can be anything up to INT32_MAX each: their
     // product is taken in 64 bits.
     const int64_t resident = static_cast<int64_t>(device.multiprocessor_count) * device.cooperative_ctas_per_sm;
-    const int64_t max_grid = resident < kMaxGridCtas ? resident : kMaxGridCtas;
+    const int32_t grid_limit = c.wide ? kWideMaxGridCtas : kMaxGridCtas;
+    const int64_t max_grid = resident < grid_limit ? resident : grid_limit;
     const int32_t max_cluster = device.max_cluster_ctas > 0 ? device.max_cluster_ctas : kMaxClusterCtas;
     const bool token_ctas = token_ctas_hold(c, t) && max_grid >= num_tokens && num_tokens <= max_cluster;
 
@@ -258,7 +275,7 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
     // large keeps a group's pairs of one expert in 27 bits (route_args.h);
     // past that (over a billion pairs on a 132-SM device) small's
     // cooperative grid routes the call.
-    if (spec == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(num_tokens, device, t, p.top_k)) {
+    if (spec == ALPHAMOE_SPECIALIZATION_LARGE && !c.wide && !large_grid_holds(num_tokens, device, t, p.top_k)) {
         if (p.force_specialization == ALPHAMOE_SPECIALIZATION_LARGE) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
         spec = ALPHAMOE_SPECIALIZATION_SMALL;
     }
@@ -279,14 +296,16 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
             const int32_t cluster = max_cluster < kMaxClusterCtas ? max_cluster : kMaxClusterCtas;
             spread(tokens, tokens <= t.small_cluster_max_tokens && max_grid > cluster ? cluster : max_grid,
                    t.small_tokens_per_cta, &plan);
-            if (plan.grid_ctas <= cluster && plan.tokens_per_cta <= kMaxClusterCtaTokens)
+            // The wide kernels exchange through the workspace only.
+            if (plan.grid_ctas <= cluster && plan.tokens_per_cta <= kMaxClusterCtaTokens && !c.wide)
                 plan.cluster_ctas = plan.grid_ctas;
         }
         plan.cooperative = plan.cluster_ctas == 0;
         break;
     case ALPHAMOE_SPECIALIZATION_LARGE:
         plan.cooperative = true;
-        spread(tokens, large_grid_limit(device), t.large_tokens_per_cta, &plan);
+        spread(tokens, c.wide && large_grid_limit(device) > kWideMaxGridCtas ? kWideMaxGridCtas : large_grid_limit(device),
+               t.large_tokens_per_cta, &plan);
         break;
     default:
         plan.grid_ctas = 1;

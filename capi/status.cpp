@@ -13,8 +13,8 @@ const char *status_message(int status) {
     case ALPHAMOE_ERROR_STRUCT_SIZE:
         return "ALPHAMOE_ERROR_STRUCT_SIZE: struct_size is smaller than the first version of the struct "
                "or ends inside a field";
-    case ALPHAMOE_ERROR_NUM_EXPERTS: return "ALPHAMOE_ERROR_NUM_EXPERTS: num_experts must be in [1, 512]";
-    case ALPHAMOE_ERROR_TOP_K: return "ALPHAMOE_ERROR_TOP_K: top_k must be in [1, min(num_experts, 16)]";
+    case ALPHAMOE_ERROR_NUM_EXPERTS: return "ALPHAMOE_ERROR_NUM_EXPERTS: num_experts must be in [1, 2048]";
+    case ALPHAMOE_ERROR_TOP_K: return "ALPHAMOE_ERROR_TOP_K: top_k must be in [1, min(num_experts, 32)]";
     case ALPHAMOE_ERROR_BLOCK_M: return "ALPHAMOE_ERROR_BLOCK_M: block_m must be in [1, 256]";
     case ALPHAMOE_ERROR_MAX_TOKENS:
         return "ALPHAMOE_ERROR_MAX_TOKENS: max_tokens must be >= 0 and its plan must fit int32 "

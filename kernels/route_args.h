@@ -20,8 +20,12 @@ namespace alphamoe {
 // one thread per expert in the CTA-wide scans (E <= 512).
 constexpr int kBlockThreads = 512;
 constexpr int kWarpsPerBlock = kBlockThreads / 32;
+// The narrow kernels' limits; wider rows and larger k run the wide
+// kernels (kernels/wide.cu), whose limits are the library's.
 constexpr int kMaxExperts = 512;
-constexpr int kMaxTopK = 16;  // ALPHAMOE_MAX_TOP_K
+constexpr int kMaxTopK = 16;
+constexpr int kWideMaxExperts = 2048;  // ALPHAMOE_MAX_EXPERTS
+constexpr int kWideMaxTopK = 32;       // ALPHAMOE_MAX_TOP_K: a lane a chosen expert
 // The workspace holds per-CTA expert counts for at most this many CTAs.
 constexpr int kMaxGridCtas = 256;
 // The small kernel's grid is one thread-block cluster: at most the portable
@@ -64,6 +68,7 @@ enum RouteFlags : uint32_t {
     kFlagCorrectionBias = 0x10u, // same bit as ALPHAMOE_FLAG_CORRECTION_BIAS
     kFlagExpertMap = 0x20u,      // same bit as ALPHAMOE_FLAG_EXPERT_MAP
     kFlagSigmoid = 0x100u,       // sigmoid scoring
+    kFlagSqrtSoftplus = 0x200u,  // sqrt-softplus scoring (read by the wide kernels only)
 };
 
 enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
@@ -81,9 +86,18 @@ enum PlanBits : uint32_t {
     kPlanTokenBits = 0x80000u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
     kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
 };
-static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagSigmoid) &
+static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagSigmoid |
+                kFlagSqrtSoftplus) &
                (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs)) == 0,
               "RouteFlags and PlanBits share RouteArgs::flags");
+
+// A wide kernel's dynamic shared memory (kernels/wide.cu): per warp and
+// expert counts and the CTA's rows of offsets, totals and earlier counts,
+// the warps' ranking scratch. The host reserves it for every wide entry
+// point.
+constexpr int kWideSharedBytes = 172 * 1024;
+// A wide grid keeps its totals in the count table's row after its CTAs'.
+constexpr int kWideMaxGridCtas = kMaxGridCtas - 1;
 
 // The grouped selection keeps one group score per lane.
 constexpr int kMaxGpuGroups = 32;

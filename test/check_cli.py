@@ -145,10 +145,10 @@ def check_flag_errors(c):
     cases = [
         (['--scale', '-1'], ['--scale']),
         (['--scale', 'inf'], ['--scale']),
-        (['--top-k', 17], ['--top-k']),
+        (['--top-k', 33], ['--top-k']),
         (['--preset', 'mixtral', '--top-k', 9], ['--top-k']),
         (['--block-m', 300], ['--block-m']),
-        (['--experts', 600], ['--experts']),
+        (['--experts', 2049], ['--experts']),
         (['--groups', 3], ['--groups']),
         (['--preset', 'deepseek-v3', '--topk-groups', 9], ['--topk-groups']),
         (['--shared', '--top-k', 1], ['--shared']),

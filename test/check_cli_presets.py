@@ -21,6 +21,7 @@ PRESETS = {
     'qwen3-moe': (128, 8, ['softmax', 'renormalized']),
     'deepseek-v3': (256, 8, ['sigmoid with a random correction bias', '8 groups keep 4', 'scaled by 2.5']),
     'kimi-k2': (384, 8, ['sigmoid with a random correction bias', 'scaled by 2.827']),
+    'kimi-k3': (896, 16, ['sigmoid with a random correction bias', 'renormalized']),
     'glm-4.5': (160, 8, ['sigmoid with a random correction bias', 'scaled by 2.5']),
     'deepseek-v4-flash': (256, 6, ['sqrt-softplus with a random correction bias', 'renormalized', 'scaled by 1.5']),
     'deepseek-v4-pro': (384, 6, ['sqrt-softplus with a random correction bias', 'renormalized', 'scaled by 2.5']),

@@ -108,6 +108,14 @@ static flavour kFlavours[] = {
     {"sqrt-softplus with correction bias, no renormalization", NULL, 0, 0, BIAS | NO_RENORM, SSP, F32, 0, 0, 0.0f,
      EP_NONE},
     {"sqrt-softplus, bias, grouped, fp16", NULL, 0, 0, BIAS, SSP, F16, GROUPS_AUTO, 0, 1.5f, EP_NONE},
+    /* Rows and top-k past the narrow kernels': the wide kernels. */
+    {MODEL(KIMI_K3), .logits_type = F32, .ep = EP_NONE},
+    {"2048 experts top-32, sigmoid, bias, bf16, expert map", NULL, 2048, 32, BIAS, SIG, BF16, 0, 0, 2.5f, EP_MAP},
+    {"1000 experts top-20, softmax, no renormalization, local range", NULL, 1000, 20, NO_RENORM, SMX, F32, 0, 0,
+     0.0f, EP_RANGE},
+    {"600 experts top-17, sqrt-softplus, bias, fp16, shared local ids", NULL, 600, 17, BIAS, SSP, F16, 0, 0, 1.5f,
+     EP_MAP_SHARED_IDS},
+    {"300 experts top-24, sigmoid, no renormalization", NULL, 300, 24, NO_RENORM, SIG, F32, 0, 0, 0.0f, EP_NONE},
 };
 
 static void take_model_presets(void) {
@@ -406,6 +414,37 @@ static void gpu_flavours_grid(void **state) {
     report("shape grid");
 }
 
+/* The library's limits (E up to 2048, k up to 32) over the grid of E and k
+ * that crosses the narrow kernels' edges (512 experts, 16 chosen) and the
+ * wide kernels' row widths: every flavour of no groups and no model in
+ * turn, block_m, M and the specialization cycling, with adversarial
+ * logits every third case and shared experts where softmax allows. */
+static void gpu_flavours_limits_grid(void **state) {
+    (void)state;
+    test_rng rng = case_rng(111);
+    static const int32_t experts[] = {1, 2, 3, 255, 512, 513, 896, 1023, 1024, 2047, 2048};
+    static const int32_t top_ks[] = {1, 2, 15, 16, 17, 31, 32};
+    static const int32_t tokens[] = {1, 2, 9, 16, 17, 129, 300, 1000, 3000};
+    int idx = 0, fi = 0;
+    for (int ei = 0; ei < COUNT(experts); ++ei)
+        for (int ki = 0; ki < COUNT(top_ks); ++ki) {
+            const int32_t E = experts[ei], k = top_ks[ki];
+            if (k > E) continue;
+            for (int rep = 0; rep < 3; ++rep, ++idx) {
+                const flavour *f;
+                do f = &kFlavours[fi++ % COUNT(kFlavours)];
+                while (f->model || f->E || f->groups);
+                route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], tokens[idx % COUNT(tokens)], 0,
+                                idx % 4 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u, idx % 4,
+                                idx % 3 == 2 ? (logit_pattern)(idx / 3 % LOGITS_PATTERN_COUNT) : LOGITS_RANDOM,
+                                (bias_pattern)(idx % BIAS_PATTERN_COUNT), idx % 2};
+                if (f->scoring == SMX && k >= 2 && idx % 5 == 0) c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                run_case(&c, &rng);
+            }
+        }
+    report("limits grid");
+}
+
 /* 1 to 16 tokens, which the tiny kernel plans by few_token_plan.cuh where
  * every expert is a plan expert (the expert-parallel flavours keep the
  * general plan): every flavour, M cycling through 1..16 with block_m, the
@@ -590,7 +629,8 @@ static void gpu_flavours_entry_points_agree(void **state) {
      * (the flavoured kernels' half_logits entry points); sigmoid with a
      * bias, alone and over groups of 32 (the CTA rankings, the token-CTA
      * grids); sqrt-softplus with a bias over fp32 and bf16 (its kernels);
-     * an expert map. */
+     * an expert map; top-20 and rows past 512 experts (the wide kernels,
+     * every row width). */
     static const flavour kinds[] = {
         {"softmax, renormalized", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE},
         {"softmax over bf16", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
@@ -601,8 +641,9 @@ static void gpu_flavours_entry_points_agree(void **state) {
         {"sqrt-softplus with correction bias", NULL, 0, 0, BIAS, SSP, F32, 0, 0, 2.5f, EP_NONE},
         {"sqrt-softplus over bf16 with correction bias", NULL, 0, 0, BIAS, SSP, BF16, 0, 0, 1.5f, EP_NONE},
         {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
+        {"sigmoid with correction bias, top-20", NULL, 0, 20, BIAS, SIG, F32, 0, 0, 1.0f, EP_NONE},
     };
-    static const int32_t experts[] = {8, 60, 128, 256, 512};
+    static const int32_t experts[] = {8, 60, 128, 256, 512, 1024, 2048};
     static const int32_t tokens[] = {1, 8, 16, 64, 4096};
     const alphamoe_device_attributes attrs = current_device_attributes();
     const int32_t entries = alphamoe_entry_point_count();
@@ -616,7 +657,7 @@ static void gpu_flavours_entry_points_agree(void **state) {
                     const flavour *f = &kinds[fi];
                     const int32_t E = f->E ? f->E : experts[e];
                     const int32_t k = f->k ? f->k : (E < 8 ? E : 8);
-                    if (f->E && e > 0) continue; /* a fixed E: once */
+                    if ((f->E && e > 0) || k > E) continue; /* a fixed E: once */
                     route_case c = {f, E, k, t % 2 ? 8 : 64, tokens[t], 0,
                                     shared ? ALPHAMOE_FLAG_SHARED_EXPERT : 0u, 0,
                                     t % 3 ? LOGITS_RANDOM : LOGITS_QUANTIZED, BIAS_RANDOM, 1};
@@ -814,9 +855,9 @@ static void gpu_flavours_staged_half_logits(void **state) {
     report("staged entry points for 16-bit logits");
 }
 
-/* Small shapes of every flavour through the six flavoured kernels (and the
- * plain kernels' entry points for 16-bit logits), for the compute-sanitizer
- * runs. */
+/* Small shapes of every flavour through the flavoured and wide kernels
+ * (and the plain kernels' entry points for 16-bit logits), for the
+ * compute-sanitizer runs. */
 static void gpu_flavours_sanitizer_sweep(void **state) {
     (void)state;
     test_rng rng = case_rng(106);
@@ -1036,6 +1077,7 @@ int main(int argc, char **argv) {
     take_model_presets();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(gpu_flavours_grid, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_limits_grid, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_nonfinite, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_specializations_agree, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_entry_points_agree, reset_counts),

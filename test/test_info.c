@@ -21,7 +21,8 @@ static void every_kernel_has_every_configured_arch(void **state) {
         "tiny_routed", "tiny_shared", "small_routed", "small_shared", "large_routed", "large_shared",
         "tiny_routed_flavours", "tiny_shared_flavours", "small_routed_flavours", "small_shared_flavours",
         "large_routed_flavours", "large_shared_flavours", "tiny_routed_sqrt_softplus", "small_routed_sqrt_softplus",
-        "large_routed_sqrt_softplus"};
+        "large_routed_sqrt_softplus", "tiny_routed_wide", "tiny_shared_wide", "small_routed_wide", "small_shared_wide",
+        "large_routed_wide", "large_shared_wide"};
     const int32_t kernels = alphamoe_kernel_count();
     assert_int_equal(kernels, (int32_t)(sizeof names / sizeof names[0]));
     for (int32_t i = 0; i < kernels; ++i) {

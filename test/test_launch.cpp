@@ -84,19 +84,21 @@ struct Call {
 };
 
 /* An entry point's name, read:
- * alphamoe_<specialization>_<routed|shared>[_flavours|_sqrt_softplus][_<variant>]_w<slots>. */
+ * alphamoe_<specialization>_<routed|shared>[_flavours|_sqrt_softplus|_wide][_<variant>]_w<slots>. */
 struct EntryName {
     std::string specialization, mode, variant;  // variant "" (plain) or "_<variant>"
-    bool flavoured;     // a flavoured kernel: _flavours or _sqrt_softplus
+    bool flavoured;     // a flavoured kernel: _flavours, _sqrt_softplus or _wide
     bool sqrt_softplus; // the sqrt-softplus kernels
+    bool wide;          // the wide kernels
     int slots;
     std::string kernel() const {
-        return specialization + "_" + mode + (sqrt_softplus ? "_sqrt_softplus" : flavoured ? "_flavours" : "");
+        return specialization + "_" + mode +
+               (wide ? "_wide" : sqrt_softplus ? "_sqrt_softplus" : flavoured ? "_flavours" : "");
     }
 };
 
 EntryName parse_entry_name(const std::string &name) {
-    EntryName e = {"", "", "", false, false, 0};
+    EntryName e = {"", "", "", false, false, false, 0};
     const std::string prefix = "alphamoe_";
     const size_t width_at = name.rfind("_w");
     if (name.compare(0, prefix.size(), prefix) != 0 || width_at == std::string::npos)
@@ -109,18 +111,28 @@ EntryName parse_entry_name(const std::string &name) {
     const size_t mode_end = rest.find('_');
     e.mode = rest.substr(0, mode_end);
     rest = mode_end == std::string::npos ? "" : rest.substr(mode_end);
-    const std::string flavours = "_flavours", sqrt_softplus = "_sqrt_softplus";
+    const std::string flavours = "_flavours", sqrt_softplus = "_sqrt_softplus", wide = "_wide";
+    if (rest.compare(0, wide.size(), wide) == 0) {
+        e.wide = true;
+        e.flavoured = true;  // every routing flavour, any logits type
+        e.variant = rest.substr(wide.size());
+        return e;
+    }
     e.sqrt_softplus = rest.compare(0, sqrt_softplus.size(), sqrt_softplus) == 0;
     e.flavoured = e.sqrt_softplus || rest.compare(0, flavours.size(), flavours) == 0;
     e.variant = e.sqrt_softplus ? rest.substr(sqrt_softplus.size()) : e.flavoured ? rest.substr(flavours.size()) : rest;
     return e;
 }
 
+/* Calls of more than 512 experts or more than 16 chosen run the wide
+ * kernels (kernels/variants.def). */
+bool wide_call(const alphamoe_params &p) { return p.num_experts > 512 || p.top_k > 16; }
+
 /* The row width (slots of 32) of the call's candidates: the narrowest power
- * of two holding them. */
+ * of two holding them, at least 16 in the wide kernels. */
 int row_slots(const alphamoe_params &p) {
     const int32_t candidates = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) ? p.num_experts - 1 : p.num_experts;
-    int slots = 1;
+    int slots = wide_call(p) ? 16 : 1;
     while (32 * slots < candidates) slots *= 2;
     return slots;
 }
@@ -128,6 +140,7 @@ int row_slots(const alphamoe_params &p) {
 /* RouteArgs.flags' plan bits as kernels/route_args.h documents each, for entry
  * point e on the selection's grid. */
 uint32_t expected_plan_bits(const alphamoe_params &p, int32_t M, const alphamoe_selection &s, const EntryName &e) {
+    if (e.wide) return 0;  // the wide kernels plan every call one way
     const bool one_cta = s.specialization == ALPHAMOE_SPECIALIZATION_TINY;
     const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
     // Few tokens: one CTA, a token a warp at most, and each token's ids
@@ -198,7 +211,10 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     if (variant.find("staged") != std::string::npos &&
         (e.flavoured || s.specialization != ALPHAMOE_SPECIALIZATION_LARGE))
         fail_msg("%s: %s", what, l.kernel);
-    if (chosen) {
+    if (e.wide != wide_call(p))
+        fail_msg("%s: launched %s, want %s kernel", what, l.kernel, wide_call(p) ? "a wide" : "no wide");
+    if (e.wide && variant != "") fail_msg("%s: %s is no entry point the library has", what, l.kernel);
+    if (chosen && !e.wide) {
         const bool flavoured = is_flavour(p) || (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M > 16);
         if (e.flavoured != flavoured)
             fail_msg("%s: launched %s, want the %s kernel", what, l.kernel, flavoured ? "flavoured" : "plain");
@@ -220,7 +236,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     // Attributes: one cluster where small's grid is one (header: at most 8
     // CTAs of at most 4095 tokens, or a CTA a token), else cooperative where
     // the selection says so; PDL with its flag; nothing else.
-    const bool cluster = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL &&
+    const bool cluster = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && !e.wide &&
                          ((s.grid_ctas <= 8 && s.tokens_per_cta <= 4095) || token_ctas);
     if (s.cluster_ctas != (cluster ? s.grid_ctas : 0))
         fail_msg("%s: the selection's cluster is %d CTAs of a grid of %d", what, s.cluster_ctas, s.grid_ctas);
@@ -240,8 +256,10 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     if (l.attribute_count != static_cast<unsigned>(cluster + cooperative + pdl))
         fail_msg("%s: %u launch attributes", what, l.attribute_count);
     // The large kernels reserve just over half a multiprocessor's shared
-    // memory (one CTA each), the others none.
-    const unsigned want_smem = s.specialization == ALPHAMOE_SPECIALIZATION_LARGE
+    // memory (one CTA each), the wide ones what their CTA keeps there, the
+    // others none.
+    const unsigned want_smem = e.wide ? static_cast<unsigned>(alphamoe::kWideSharedBytes)
+                               : s.specialization == ALPHAMOE_SPECIALIZATION_LARGE
                                    ? kFakeSharedPerSm / 2 + 1 - kFakeReservedPerCta - kFakeStaticSharedBytes
                                    : 0;
     if (l.shared_bytes != want_smem) fail_msg("%s: %u bytes of dynamic shared memory, want %u", what, l.shared_bytes, want_smem);
@@ -272,7 +290,8 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(tokens_per_cta, s.tokens_per_cta);
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
                                               ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) |
-                                  (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u);
+                                  (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u) |
+                                  (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe::kFlagSqrtSoftplus : 0u);
     ARG(flags, kernel_flags | expected_plan_bits(p, M, s, e));
     ARG(logits_type, p.logits_type);
     ARG(correction_bias, (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) ? b.correction_bias : nullptr);
@@ -329,6 +348,8 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
     if (e.specialization != alphamoe_specialization_name(s.specialization) || e.mode != (shared ? "shared" : "routed") ||
         e.slots != row_slots(p))
         return false;
+    if (e.wide != wide_call(p)) return false;
+    if (e.wide) return true;  // every scoring and logits type
     if (reads_half && !half) return false;
     if (s.cluster_ctas > 8 && e.variant != "_token_ctas") return false;
     if (e.sqrt_softplus != (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS)) return false;
@@ -548,6 +569,20 @@ void launch_named(void **) {
         p.logits_type = ALPHAMOE_LOGITS_BF16;
         p.routed_scaling_factor = 2.827f;
     });
+    add("Kimi-K3, wide rows", 896, 16, 64, [](alphamoe_params &p) {
+        p.scoring = ALPHAMOE_SCORING_SIGMOID;
+        p.flags = ALPHAMOE_FLAG_CORRECTION_BIAS;
+    });
+    add("E2048 k32, tail fill", 2048, 32, 64, [](alphamoe_params &p) { p.flags = ALPHAMOE_FLAG_TAIL_FILL; });
+    add("E64 k17, sqrt-softplus", 64, 17, 8, [](alphamoe_params &p) { p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS; });
+    add("shared expert E513 k4, bf16", 513, 4, 16, [](alphamoe_params &p) {
+        p.flags = ALPHAMOE_FLAG_SHARED_EXPERT;
+        p.logits_type = ALPHAMOE_LOGITS_BF16;
+    });
+    add("E1024 k24, expert map", 1024, 24, 16, [](alphamoe_params &p) {
+        p.flags = ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_count = 300;
+    });
     for (const Named &n : named) {
         for (int32_t spec = ALPHAMOE_SPECIALIZATION_AUTO; spec <= ALPHAMOE_SPECIALIZATION_LARGE; ++spec) {
             alphamoe_params p = n.p;
@@ -559,7 +594,8 @@ void launch_named(void **) {
     }
 }
 
-/* Random valid parameter sets the kernels run (at most 32 groups), random
+/* Random valid parameter sets the kernels run (at most 32 groups, none in
+ * the wide kernels), random
  * token counts, some first launches refused. */
 void launch_random(void **) {
     test_rng rng;
@@ -568,7 +604,8 @@ void launch_random(void **) {
                                         CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES};
     for (int i = 0; i < 600; ++i) {
         const int32_t E = 1 + static_cast<int32_t>(rng_below(&rng, ALPHAMOE_MAX_EXPERTS));
-        const int32_t k = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(E < 16 ? E : 16)));
+        const int32_t k =
+            1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(E < ALPHAMOE_MAX_TOP_K ? E : ALPHAMOE_MAX_TOP_K)));
         alphamoe_params p = test_params(E, k, 1 + static_cast<int32_t>(rng_below(&rng, 256)),
                                         1 + static_cast<int32_t>(rng_below(&rng, 5000)), 0u);
         if (rng_below(&rng, 2)) p.flags |= ALPHAMOE_FLAG_TAIL_FILL;
@@ -582,7 +619,7 @@ void launch_random(void **) {
             p.scoring = static_cast<int32_t>(rng_below(&rng, 3));
             if (p.scoring != ALPHAMOE_SCORING_SOFTMAX && rng_below(&rng, 2)) p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
             if (rng_below(&rng, 3) == 0) p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
-            if (rng_below(&rng, 3) == 0) {
+            if (rng_below(&rng, 3) == 0 && !wide_call(p)) {  // the wide kernels rank no groups
                 int32_t g = 1 + static_cast<int32_t>(rng_below(&rng, 32));
                 while (E % g) --g;
                 int32_t keep = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(g)));

@@ -175,7 +175,7 @@ static void test_create_num_experts(void **state) {
     (void)state;
     test_rng rng;
     rng_seed_for_test(&rng, 0x1003);
-    const int32_t bad[] = {0, -1, 513, 1024, INT32_MIN, INT32_MAX};
+    const int32_t bad[] = {0, -1, ALPHAMOE_MAX_EXPERTS + 1, 4096, INT32_MIN, INT32_MAX};
     for (int i = 0; i < RANDOM_BASES; ++i) {
         alphamoe_params p = random_valid_params(&rng);
         /* A stride that is valid for the largest E keeps the stride check
@@ -196,18 +196,18 @@ static void test_create_top_k(void **state) {
         alphamoe_params p = random_valid_params(&rng);
         p.flags &= ~ALPHAMOE_FLAG_SHARED_EXPERT;
         const int32_t E = p.num_experts;
-        const int32_t bad[] = {0, -1, 17, INT32_MIN, INT32_MAX, E + 1, min_i32(E, 16) + 1};
+        const int32_t bad[] = {0, -1, ALPHAMOE_MAX_TOP_K + 1, INT32_MIN, INT32_MAX, E + 1, min_i32(E, ALPHAMOE_MAX_TOP_K) + 1};
         for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
             p.top_k = bad[j];
             expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k out of range");
         }
     }
-    /* k > E while k <= 16. */
-    for (int32_t E = 1; E < 16; ++E) {
+    /* k > E while k <= the largest top_k. */
+    for (int32_t E = 1; E < ALPHAMOE_MAX_TOP_K; ++E) {
         alphamoe_params p = test_params(E, E + 1, 8, 64, 0u);
         expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k > num_experts");
-        p.top_k = 16;
-        expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "top_k 16 > num_experts");
+        p.top_k = ALPHAMOE_MAX_TOP_K;
+        expect_create_status(&p, ALPHAMOE_ERROR_TOP_K, "largest top_k > num_experts");
     }
 }
 
@@ -587,12 +587,12 @@ static void test_create_combinations(void **state) {
                     ++n_bad;
                 }
         }
-        if (bad[BAD_E]) p.num_experts = rng_below(&rng, 2) ? 0 : 513 + (int32_t)rng_below(&rng, 1000);
+        if (bad[BAD_E]) p.num_experts = rng_below(&rng, 2) ? 0 : ALPHAMOE_MAX_EXPERTS + 1 + (int32_t)rng_below(&rng, 1000);
         if (bad[BAD_SHARED]) {
             p.top_k = 1;
             p.flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
         }
-        if (bad[BAD_K]) p.top_k = rng_below(&rng, 2) ? 0 : 17 + (int32_t)rng_below(&rng, 100);
+        if (bad[BAD_K]) p.top_k = rng_below(&rng, 2) ? 0 : ALPHAMOE_MAX_TOP_K + 1 + (int32_t)rng_below(&rng, 100);
         if (bad[BAD_BM]) p.block_m = rng_below(&rng, 2) ? 0 : 257;
         if (bad[BAD_MAX]) p.max_tokens = -1 - (int32_t)rng_below(&rng, 5);
         if (bad[BAD_STRIDE]) p.logits_row_stride = -1 - (int64_t)rng_below(&rng, 5);
@@ -1330,7 +1330,7 @@ static void test_unsupported_flavour_status(void **state) {
         memset(&normalized, 0, sizeof normalized);
         normalized.struct_size = sizeof normalized;
         assert_int_equal(alphamoe_router_get_params(r, &normalized), ALPHAMOE_OK);
-        const int supported = normalized.num_groups <= 32;
+        const int supported = normalized.num_groups <= (gpu_wide_call(normalized.num_experts, normalized.top_k) ? 1 : 32);
         alphamoe_selection sel;
         memset(&sel, 0, sizeof sel);
         sel.struct_size = sizeof sel;
@@ -1598,13 +1598,15 @@ static const char *spec_name(int s) {
     }
 }
 
-static int32_t router_top_k(const alphamoe_router *r) {
+static alphamoe_params router_params(const alphamoe_router *r) {
     alphamoe_params p;
     memset(&p, 0, sizeof p);
     p.struct_size = sizeof p;
     assert_int_equal(alphamoe_router_get_params(r, &p), ALPHAMOE_OK);
-    return p.top_k;
+    return p;
 }
+static int32_t router_top_k(const alphamoe_router *r) { return router_params(r).top_k; }
+static int32_t router_experts(const alphamoe_router *r) { return router_params(r).num_experts; }
 
 /* Checks one selection against the launch invariants; returns the chosen
  * specialization. */
@@ -1638,7 +1640,7 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8)
         why = "small up to 256 tokens is one cluster of at most 8 CTAs";
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
-             !large_grid_holds(M, d->multiprocessor_count, router_top_k(r)))
+             !large_grid_holds(M, d->multiprocessor_count, router_experts(r), router_top_k(r)))
         why = "large past its group sums' 2^27 pairs";
     if (why)
         fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s (spec %d grid %d per_cta %d threads %d arch %d coop %d)",
@@ -1914,7 +1916,7 @@ static void test_select_extreme_attributes(void **state) {
             const int32_t big_tokens[] = {0, 1, 17, 513, INT32_MAX - 255, INT32_MAX - 1, INT32_MAX,
                                           (int32_t)rng_below(&rng, INT32_MAX)};
             for (size_t m = 0; m < sizeof big_tokens / sizeof big_tokens[0]; ++m) {
-                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(big_tokens[m], d->multiprocessor_count, 1))
+                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(big_tokens[m], d->multiprocessor_count, 1, 1))
                     expect_select_status(big, big_tokens[m], d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE,
                                          "forced large past 2^27 pairs per group");
                 else

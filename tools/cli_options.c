@@ -371,12 +371,14 @@ int params_error(const options *o, const alphamoe_params *p, alphamoe_status sta
     const int32_t E = p->num_experts;
     switch (status) {
     case ALPHAMOE_ERROR_NUM_EXPERTS:
-        if (o->input) return arg_error("%s has %" PRId32 " experts per row: at most 512 (%s)", o->input, E, name);
-        return arg_error("--experts %" PRId32 ": the experts must number 1 to 512 (%s)", E, name);
+        if (o->input)
+            return arg_error("%s has %" PRId32 " experts per row: at most %d (%s)", o->input, E, ALPHAMOE_MAX_EXPERTS,
+                             name);
+        return arg_error("--experts %" PRId32 ": the experts must number 1 to %d (%s)", E, ALPHAMOE_MAX_EXPERTS, name);
     case ALPHAMOE_ERROR_TOP_K:
         snprintf(v, sizeof(v), "%" PRId32, p->top_k);
-        return arg_error("%s with %" PRId32 " experts: top-k must be in [1, min(experts, 16)] (%s)",
-                         origin(a, sizeof(a), o->top_k != 0, "--top-k", v, o), E, name);
+        return arg_error("%s with %" PRId32 " experts: top-k must be in [1, min(experts, %d)] (%s)",
+                         origin(a, sizeof(a), o->top_k != 0, "--top-k", v, o), E, ALPHAMOE_MAX_TOP_K, name);
     case ALPHAMOE_ERROR_BLOCK_M:
         return arg_error("--block-m %" PRId32 ": must be in [1, 256] (%s)", p->block_m, name);
     case ALPHAMOE_ERROR_MAX_TOKENS:

@@ -140,9 +140,9 @@ static int load_map(session *s, int32_t E) {
 }
 
 int load_bias_and_map(session *s) {
-    /* The router refuses a count outside [1, 512] with its own message. */
+    /* The router refuses a count outside [1, ALPHAMOE_MAX_EXPERTS] with its own message. */
     const int32_t E = s->opt.experts ? s->opt.experts : s->opt.preset->experts;
-    if ((s->opt.bias_file || s->opt.map_file) && (E < 1 || E > 512)) return 0;
+    if ((s->opt.bias_file || s->opt.map_file) && (E < 1 || E > ALPHAMOE_MAX_EXPERTS)) return 0;
     if (s->opt.bias_file && load_bias(s, E) != 0) return EXIT_USAGE;
     if (s->opt.map_file && load_map(s, E) != 0) return EXIT_USAGE;
     return 0;

@@ -43,8 +43,8 @@ typedef enum alphamoe_status {
     /* invalid arguments: rejected before any work, nothing written */
     ALPHAMOE_ERROR_NULL_POINTER = 1,     /* a required pointer is NULL */
     ALPHAMOE_ERROR_STRUCT_SIZE = 2,      /* struct_size smaller than the first version of the struct */
-    ALPHAMOE_ERROR_NUM_EXPERTS = 3,      /* num_experts outside [1, 512] */
-    ALPHAMOE_ERROR_TOP_K = 4,            /* top_k outside [1, min(num_experts, 16)] */
+    ALPHAMOE_ERROR_NUM_EXPERTS = 3,      /* num_experts outside [1, 2048] */
+    ALPHAMOE_ERROR_TOP_K = 4,            /* top_k outside [1, min(num_experts, 32)] */
     ALPHAMOE_ERROR_BLOCK_M = 5,          /* block_m outside [1, 256] */
     ALPHAMOE_ERROR_MAX_TOKENS = 6,       /* max_tokens < 0, or the plan for it would not fit int32 */
     ALPHAMOE_ERROR_NUM_TOKENS = 7,       /* num_tokens outside [0, max_tokens] */
@@ -80,7 +80,7 @@ typedef enum alphamoe_status {
 } alphamoe_status;
 
 /* A fixed English message naming the status, e.g. "ALPHAMOE_ERROR_TOP_K:
- * top_k must be in [1, min(num_experts, 16)]". Never NULL. */
+ * top_k must be in [1, min(num_experts, 32)]". Never NULL. */
 ALPHAMOE_API const char *alphamoe_status_string(alphamoe_status status);
 
 /* The library's version as ALPHAMOE_VERSION_NUMBER encodes it; compare with
@@ -92,8 +92,8 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
 /* Parameters                                                          */
 /* ------------------------------------------------------------------ */
 
-#define ALPHAMOE_MAX_EXPERTS 512
-#define ALPHAMOE_MAX_TOP_K 16
+#define ALPHAMOE_MAX_EXPERTS 2048
+#define ALPHAMOE_MAX_TOP_K 32
 #define ALPHAMOE_MAX_BLOCK_M 256
 
 /* flags */
@@ -148,8 +148,8 @@ typedef enum alphamoe_logits_type {
 
 typedef struct alphamoe_params {
     size_t struct_size;          /* sizeof(alphamoe_params) */
-    int32_t num_experts;         /* E, 1..512 */
-    int32_t top_k;               /* k, 1..min(E, 16) */
+    int32_t num_experts;         /* E, 1..2048 */
+    int32_t top_k;               /* k, 1..min(E, 32) */
     int32_t block_m;             /* rows per expert block, 1..256 */
     int32_t max_tokens;          /* largest M a call will pass; sizes the plan */
     int64_t logits_row_stride;   /* elements between rows of logits; 0 means num_experts */

@@ -120,8 +120,8 @@ const (
 // flavour field means the first version's behaviour: the renormalized
 // fp32 softmax top-k (README, "What a call computes").
 type Params struct {
-	NumExperts          int            // E, 1..512
-	TopK                int            // k, 1..min(E, 16)
+	NumExperts          int            // E, 1..2048
+	TopK                int            // k, 1..min(E, 32)
 	BlockM              int            // rows per expert block, 1..256
 	MaxTokens           int            // the largest token count a call will pass
 	LogitsRowStride     int            // elements between rows of logits; 0 means NumExperts

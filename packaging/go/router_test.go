@@ -102,7 +102,7 @@ func TestBadInputIsAnErrorWithTheStatusMessage(t *testing.T) {
 		p    router.Params
 		want router.Status
 	}{
-		{router.Params{NumExperts: 513, TopK: 4, BlockM: 16, MaxTokens: 8}, router.StatusNumExperts},
+		{router.Params{NumExperts: 2049, TopK: 4, BlockM: 16, MaxTokens: 8}, router.StatusNumExperts},
 		{router.Params{NumExperts: 64, TopK: 4, BlockM: 0, MaxTokens: 8}, router.StatusBlockM},
 		{router.Params{NumExperts: 64, TopK: 1, BlockM: 16, MaxTokens: 8, Flags: router.FlagSharedExpert}, router.StatusSharedExpert},
 		{router.Params{NumExperts: 1 << 40, TopK: 4, BlockM: 16, MaxTokens: 8}, router.StatusNumExperts},

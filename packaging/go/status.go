@@ -88,7 +88,7 @@ func (s Status) String() string {
 }
 
 // Message is the library's fixed message, e.g. "ALPHAMOE_ERROR_TOP_K: top_k
-// must be in [1, min(num_experts, 16)]".
+// must be in [1, min(num_experts, 32)]".
 func (s Status) Message() string {
 	return C.GoString(C.alphamoe_status_string(C.alphamoe_status(s)))
 }

@@ -442,7 +442,10 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
     return blocks * block_m;
 }
 
-int large_grid_holds(int32_t M, int32_t sms, int32_t k) {
+int gpu_wide_call(int32_t E, int32_t k) { return E > 512 || k > 16; }
+
+int large_grid_holds(int32_t M, int32_t sms, int32_t E, int32_t k) {
+    if (gpu_wide_call(E, k)) return 1;
     const int64_t max_ctas = sms < 256 ? sms : 256;
     const int64_t tokens = M > 0 ? M : 1;
     int64_t per = (tokens + max_ctas - 1) / max_ctas;

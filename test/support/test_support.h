@@ -104,12 +104,18 @@ alphamoe_params test_params(int32_t E, int32_t k, int32_t block_m, int32_t max_t
  * the library: what alphamoe_router_sizes must report for sorted_token_ids. */
 int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m);
 
-/* Whether the large kernel's group sums hold M tokens of k pairs on `sms`
- * multiprocessors, written out independently of the library: its grid
- * spreads the tokens over at most min(sms, 256) CTAs, at least 8 on each,
- * in ceil(sqrt(grid)) groups, and a group's tokens times k must stay below
- * 2^27 (kernels/route_args.h). */
-int large_grid_holds(int32_t M, int32_t sms, int32_t k);
+/* Whether the large kernel's group sums hold M tokens of k pairs of E
+ * experts on `sms` multiprocessors, written out independently of the
+ * library: its grid spreads the tokens over at most min(sms, 256) CTAs, at
+ * least 8 on each, in ceil(sqrt(grid)) groups, and a group's tokens times
+ * k must stay below 2^27 (kernels/route_args.h). The wide kernels' grid
+ * (gpu_wide_call) keeps no group sums and holds every call. */
+int large_grid_holds(int32_t M, int32_t sms, int32_t E, int32_t k);
+
+/* Whether the GPU routes a call of E experts and top-k k with its wide
+ * kernels (E > 512 or k > 16), which rank no groups: such a router with
+ * groups is a flavour the GPU refuses. */
+int gpu_wide_call(int32_t E, int32_t k);
 
 /* A router for the given shape (max_tokens = M, or 1 when M == 0).
  * Aborts on failure: tests build only valid shapes with it. */

@@ -16,6 +16,7 @@ const model_preset kModelPresets[PRESET_COUNT] = {
                             "DeepSeek-V3/R1: sigmoid, bias, 8 groups keep 4, top-8 of 256, scale 2.5"},
     [PRESET_KIMI_K2] = {"kimi-k2", 384, 8, SIG, BIAS, 1, 1, 2.827f,
                         "Kimi-K2: sigmoid, bias, top-8 of 384, scale 2.827"},
+    [PRESET_KIMI_K3] = {"kimi-k3", 896, 16, SIG, BIAS, 1, 1, 1.0f, "Kimi-K3: sigmoid, bias, top-16 of 896"},
     [PRESET_GLM_45] = {"glm-4.5", 160, 8, SIG, BIAS, 1, 1, 2.5f, "GLM-4.5: sigmoid, bias, top-8 of 160, scale 2.5"},
     [PRESET_DEEPSEEK_V4_FLASH] = {"deepseek-v4-flash", 256, 6, SSP, BIAS, 0, 0, 1.5f,
                                   "DeepSeek-V4-Flash: sqrt-softplus, bias, top-6 of 256, scale 1.5"},

@@ -6,8 +6,8 @@ run the script after changing a header (a test fails until it is run).
 import ctypes
 import enum
 
-MAX_EXPERTS = 512
-MAX_TOP_K = 16
+MAX_EXPERTS = 2048
+MAX_TOP_K = 32
 MAX_BLOCK_M = 256
 FLAG_SHARED_EXPERT = 0x1
 FLAG_TAIL_FILL = 0x2

@@ -250,8 +250,8 @@ class Reachable(unittest.TestCase):
         for f in flags:
             all_flags |= f
         self.assertEqual(all_flags, amr.FLAG_ALL)
-        self.assertEqual((amr.MAX_EXPERTS, amr.MAX_TOP_K, amr.MAX_BLOCK_M), (512, 16, 256))
-        self.assertEqual(len(amr.kernel_names()), 15)
+        self.assertEqual((amr.MAX_EXPERTS, amr.MAX_TOP_K, amr.MAX_BLOCK_M), (2048, 32, 256))
+        self.assertEqual(len(amr.kernel_names()), 21)
         names = amr.entry_point_names()
         self.assertEqual(len(set(names)), len(names))
         self.assertTrue(all(n.startswith('alphamoe_') for n in names))
@@ -281,7 +281,7 @@ class BadInput(unittest.TestCase):
             amr.Router(64, 0, 16, 8)
         self.assertEqual(caught.exception.status, amr.Status.TOP_K)
         self.assertTrue(str(caught.exception).startswith('ALPHAMOE_ERROR_TOP_K'), str(caught.exception))
-        for args, kwargs, status in (((513, 4, 16, 8), {}, amr.Status.NUM_EXPERTS),
+        for args, kwargs, status in (((2049, 4, 16, 8), {}, amr.Status.NUM_EXPERTS),
                                      ((64, 4, 0, 8), {}, amr.Status.BLOCK_M),
                                      ((64, 1, 16, 8), {'flags': amr.FLAG_SHARED_EXPERT}, amr.Status.SHARED_EXPERT),
                                      ((2**40, 4, 16, 8), {}, amr.Status.NUM_EXPERTS),
@@ -334,10 +334,12 @@ class Library(unittest.TestCase):
         names = amr.kernel_names()
         # Three families, each routed-only and shared-expert, each once without
         # and once with the routing flavours, then each routed-only with
-        # sqrt-softplus scoring, in the header's order.
+        # sqrt-softplus scoring, then the wide kernels of both modes, in the
+        # header's order.
         expected = [f'{family}_{mode}{flavours}' for flavours in ('', '_flavours')
                     for family in ('tiny', 'small', 'large') for mode in ('routed', 'shared')]
         expected += [f'{family}_routed_sqrt_softplus' for family in ('tiny', 'small', 'large')]
+        expected += [f'{family}_{mode}_wide' for family in ('tiny', 'small', 'large') for mode in ('routed', 'shared')]
         self.assertEqual(names, expected)
         for i, name in enumerate(names):
             archs = amr.kernel_images(i)

@@ -42,9 +42,9 @@ c_enum! {
 /// behaviour (README, "What a call computes").
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
-    /// E, 1..=512.
+    /// E, 1..=2048.
     pub num_experts: usize,
-    /// k, 1..=min(E, 16).
+    /// k, 1..=min(E, 32).
     pub top_k: usize,
     /// Rows per expert block, 1..=256.
     pub block_m: usize,
