@@ -53,6 +53,18 @@ __device__ __forceinline__ float wide_score(const RouteArgs &a, float x) {
     return (a.flags & kFlagSqrtSoftplus) ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
 }
 
+// Keys fl(score(x) + b) of the slots in the row, kNoCandidateKey past it.
+template <int S, class Score>
+__device__ __forceinline__ void biased_keys(const RouteArgs &a, const float (&x)[S], int n_candidates, int lane,
+                                            uint32_t (&key)[S], Score score) {
+#pragma unroll
+    for (int i = 0; i < S; ++i) {
+        const int e = i * 32 + lane;
+        key[i] = e < n_candidates ? ordered_key(alphamoe_biased_score(score(x[i]), __ldg(a.correction_bias + e)))
+                                  : kNoCandidateKey;
+    }
+}
+
 // The token's ranking keys (contract: the logits, or with a correction
 // bias fl(score + b)); slots past the candidates hold kNoCandidateKey.
 // Every load of the row is issued before any key is formed.
@@ -67,13 +79,14 @@ __device__ __forceinline__ void wide_keys(const RouteArgs &a, const char *row, i
         for (int i = 0; i < S; ++i) key[i] = i * 32 + lane < n_candidates ? ordered_key(x[i]) : kNoCandidateKey;
         return;
     }
-#pragma unroll
-    for (int i = 0; i < S; ++i) {
-        const int e = i * 32 + lane;
-        key[i] = e < n_candidates
-                     ? ordered_key(alphamoe_biased_score(wide_score(a, x[i]), __ldg(a.correction_bias + e)))
-                     : kNoCandidateKey;
-    }
+    // One scoring's code a call: a branch on the scoring per slot would lay
+    // both scorings' code out slot after slot, and a warp ranking one token
+    // waits on the fetch of every instruction it passes
+    // (e896-m1-k16-bm64-kimi-k3).
+    if (a.flags & kFlagSqrtSoftplus)
+        biased_keys<S>(a, x, n_candidates, lane, key, [](float v) { return alphamoe_sqrt_softplus(v); });
+    else
+        biased_keys<S>(a, x, n_candidates, lane, key, [](float v) { return alphamoe_sigmoid(v); });
 }
 
 // The sum of x over the warp's 32 lanes, the same bits in every lane (a

@@ -641,7 +641,7 @@ static void gpu_flavours_entry_points_agree(void **state) {
         {"sqrt-softplus with correction bias", NULL, 0, 0, BIAS, SSP, F32, 0, 0, 2.5f, EP_NONE},
         {"sqrt-softplus over bf16 with correction bias", NULL, 0, 0, BIAS, SSP, BF16, 0, 0, 1.5f, EP_NONE},
         {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
-        {"sigmoid with correction bias, top-20", NULL, 0, 20, BIAS, SIG, F32, 0, 0, 1.0f, EP_NONE},
+        {"softmax, scaled, top-20", NULL, 0, 20, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
     };
     static const int32_t experts[] = {8, 60, 128, 256, 512, 1024, 2048};
     static const int32_t tokens[] = {1, 8, 16, 64, 4096};

@@ -727,7 +727,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint32_t max = (uint32_t)take(&in, 4), flags = (uint32_t)take(&in, 4), spec = (uint32_t)take(&in, 4);
     const uint64_t stride = take(&in, 8);
     p.num_experts = (raw & 1) ? (int32_t)e : 1 + (int32_t)(e % ALPHAMOE_MAX_EXPERTS);
-    const int32_t max_k = p.num_experts >= 1 && p.num_experts < 16 ? p.num_experts : 16;
+    const int32_t max_k = p.num_experts >= 1 && p.num_experts < ALPHAMOE_MAX_TOP_K ? p.num_experts : ALPHAMOE_MAX_TOP_K;
     p.top_k = (raw & 2) ? (int32_t)k : 1 + (int32_t)(k % (uint32_t)max_k);
     p.block_m = (raw & 4) ? (int32_t)bm : 1 + (int32_t)(bm % ALPHAMOE_MAX_BLOCK_M);
     p.flags = (raw & 16) ? flags : flags & ALPHAMOE_FLAG_ALL & (p.top_k >= 2 ? ~0u : ~ALPHAMOE_FLAG_SHARED_EXPERT);

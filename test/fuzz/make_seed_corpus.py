@@ -105,7 +105,7 @@ def main() -> int:
             body += logit_bytes(rng, kind, 64)
             seeds.append(body)
     # The routing flavours, folded into valid values: the models' routers
-    # (E, k and block_m fold as E % 512 + 1, k % min(E, 16) + 1, bm % 256 + 1),
+    # (E, k and block_m fold as E % 2048 + 1, k % min(E, 32) + 1, bm % 256 + 1),
     # each logits type, expert parallelism by range and by map.
     models = [
         # (E-1, k-1, bm-1, flags, flavour)

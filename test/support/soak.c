@@ -29,13 +29,13 @@ int soak_report_due(soak_clock *clock) {
 }
 
 int32_t soak_random_experts(test_rng *rng) {
-    static const int32_t models[] = {8, 16, 60, 64, 128, 160, 256, 384, 512};
+    static const int32_t models[] = {8, 16, 60, 64, 128, 160, 256, 384, 512, 896, 2048};
     return rng_below(rng, 2) ? models[rng_below(rng, sizeof models / sizeof models[0])]
-                             : 1 + (int32_t)rng_below(rng, 512);
+                             : 1 + (int32_t)rng_below(rng, ALPHAMOE_MAX_EXPERTS);
 }
 
 int32_t soak_random_top_k(test_rng *rng, int32_t E) {
-    return 1 + (int32_t)rng_below(rng, (uint32_t)(E < 16 ? E : 16));
+    return 1 + (int32_t)rng_below(rng, (uint32_t)(E < ALPHAMOE_MAX_TOP_K ? E : ALPHAMOE_MAX_TOP_K));
 }
 
 int32_t soak_random_block_m(test_rng *rng) {

@@ -29,7 +29,7 @@ int soak_report_due(soak_clock *clock);
 void soak_case_rng(test_rng *rng, long case_number, uint64_t salt);
 
 /* The soaks' random shapes: E of the models half the time, else any up to
- * 512; k up to min(E, 16); block_m a power of two up to 256 half the
+ * ALPHAMOE_MAX_EXPERTS; k up to min(E, ALPHAMOE_MAX_TOP_K); block_m a power of two up to 256 half the
  * time, else any up to 256; M over the three specializations' ranges,
  * small ones more often; max_tokens M, or up to 2999 above it. */
 int32_t soak_random_experts(test_rng *rng);

@@ -129,7 +129,7 @@ def _align_ids(topk_ids, block_size, num_experts, emap):
     ids in their order (the rest -inf) route to exactly those ids. An id
     outside [0, E) (-1 marks a padded token) in slot j goes to extra expert
     E + j, which no rank owns, so it is in no group, as the engines' kernels
-    skip it (with E + k > 512 there is no room: ids must then be valid)."""
+    skip it (with E + k > MAX_EXPERTS there is no room: ids must then be valid)."""
     m, k = topk_ids.shape
     device = topk_ids.device
     width = num_experts + k if num_experts + k <= MAX_EXPERTS else num_experts
