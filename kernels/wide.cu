@@ -28,12 +28,16 @@ namespace {
 
 static_assert(kWarpsPerBlock * 32 == kBlockThreads, "a warp a token in flight");
 
+constexpr int kWideOneBarrierCtas = 8;
+
 // The dynamic shared memory of a wide CTA (kWideSharedBytes, route_args.h,
 // which the host reserves).
 struct WideShared {
-    // Per warp and plan expert: pairs counted while ranking, then the
-    // position of the warp's next pair of that expert.
+    // Per warp: the keys of the token it ranks (a row of up to 64 slots a
+    // lane); once its tokens are ranked, its pairs per plan expert, then
+    // the position of its next pair of each expert.
     int32_t warp_counts[kWarpsPerBlock][kWideMaxExperts];
+    float bias[kWideMaxExperts];          // the correction bias, read once a CTA
     int32_t offset[kWideMaxExperts + 1];  // padded group starts; [L] = live length
     int32_t total[kWideMaxExperts];       // pairs per expert over the call
     int32_t before[kWideMaxExperts];      // pairs per expert in earlier CTAs
@@ -51,42 +55,6 @@ __device__ __forceinline__ WideShared &wide_shared() {
 // names the latter: these kernels score either at run time).
 __device__ __forceinline__ float wide_score(const RouteArgs &a, float x) {
     return (a.flags & kFlagSqrtSoftplus) ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
-}
-
-// Keys fl(score(x) + b) of the slots in the row, kNoCandidateKey past it.
-template <int S, class Score>
-__device__ __forceinline__ void biased_keys(const RouteArgs &a, const float (&x)[S], int n_candidates, int lane,
-                                            uint32_t (&key)[S], Score score) {
-#pragma unroll
-    for (int i = 0; i < S; ++i) {
-        const int e = i * 32 + lane;
-        key[i] = e < n_candidates ? ordered_key(alphamoe_biased_score(score(x[i]), __ldg(a.correction_bias + e)))
-                                  : kNoCandidateKey;
-    }
-}
-
-// The token's ranking keys (contract: the logits, or with a correction
-// bias fl(score + b)); slots past the candidates hold kNoCandidateKey.
-// Every load of the row is issued before any key is formed.
-template <int S>
-__device__ __forceinline__ void wide_keys(const RouteArgs &a, const char *row, int n_candidates, int lane,
-                                          uint32_t (&key)[S]) {
-    float x[S];
-#pragma unroll
-    for (int i = 0; i < S; ++i) x[i] = i * 32 + lane < n_candidates ? load_logit<true>(a, row, i * 32 + lane) : 0.0f;
-    if (!(a.flags & kFlagCorrectionBias)) {
-#pragma unroll
-        for (int i = 0; i < S; ++i) key[i] = i * 32 + lane < n_candidates ? ordered_key(x[i]) : kNoCandidateKey;
-        return;
-    }
-    // One scoring's code a call: a branch on the scoring per slot would lay
-    // both scorings' code out slot after slot, and a warp ranking one token
-    // waits on the fetch of every instruction it passes
-    // (e896-m1-k16-bm64-kimi-k3).
-    if (a.flags & kFlagSqrtSoftplus)
-        biased_keys<S>(a, x, n_candidates, lane, key, [](float v) { return alphamoe_sqrt_softplus(v); });
-    else
-        biased_keys<S>(a, x, n_candidates, lane, key, [](float v) { return alphamoe_sigmoid(v); });
 }
 
 // The sum of x over the warp's 32 lanes, the same bits in every lane (a
@@ -152,32 +120,265 @@ __device__ __forceinline__ float wide_full_row_softmax(const RouteArgs &a, const
     return active && !isnan(x) ? expf(x - m) / sum : 0.0f;
 }
 
-// Ranks, writes and tallies the warp's tokens: lane j < k writes pair j's
-// id and weight and counts it for its local expert in the warp's row.
+// A token's keys in the warp's row of shared memory, slot i of lane l at
+// word 32 i + l (contract: the logits, or with a correction bias
+// fl(score + b); kNoCandidateKey past the candidates), and each lane's best
+// two. The row's loads are all issued first, straight from memory into
+// registers and on into the row; the keys are then formed in a rolled
+// loop: a warp ranking one token runs every instruction it fetches many
+// times, where unrolled slots are fetched one after the other
+// (e896-m1-k16-bm64-kimi-k3).
+template <int S, class Key>
+__device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, int n_candidates, int lane,
+                                           uint32_t *keys, uint32_t &best, uint32_t &second, Key key_of) {
+    // Rows of 64 slots in two halves: 64 loads in flight beside the rest
+    // of the ranking's state would spill.
+    constexpr int kChunk = S < 32 ? S : 32;
+#pragma unroll
+    for (int c = 0; c < S; c += kChunk) {
+        float x[kChunk];
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) {
+            const int e = (c + i) * 32 + lane;
+            x[i] = e < n_candidates ? load_logit<true>(a, row, e) : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) keys[(c + i) * 32 + lane] = __float_as_uint(x[i]);
+        asm volatile("" ::: "memory");  // the next half's loads stay after these stores
+    }
+    best = second = kNoCandidateKey;
+#pragma unroll 2
+    for (int i = 0; i < S; ++i) {
+        const int e = i * 32 + lane;
+        const uint32_t key = e < n_candidates ? key_of(__uint_as_float(keys[e]), e) : kNoCandidateKey;
+        keys[e] = key;
+        second = max(second, min(best, key));
+        best = max(best, key);
+    }
+}
+
+// wide_rank_staged's general rounds (many equal keys): each round the
+// warp's largest key wins, the lower id on ties, and the winner's lane
+// finds its next best in its slots of the row.
+template <int S>
+__device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_select, int lane, int32_t &id_out,
+                                                      uint32_t &key_out) {
+    const auto lane_best = [&](uint32_t &best, int &slot) {
+        best = kNoCandidateKey;
+        slot = 0;
+#pragma unroll 4
+        for (int i = 0; i < S; ++i) {
+            const uint32_t key = keys[i * 32 + lane];
+            if (key > best) {
+                best = key;
+                slot = i;
+            }
+        }
+    };
+    uint32_t best;
+    int slot;
+    lane_best(best, slot);
+    for (int r = 0; r < n_select; ++r) {
+        const uint32_t top = __reduce_max_sync(kFullMask, best);
+        const uint32_t mine = best == top ? static_cast<uint32_t>(slot * 32 + lane) : 0xffffffffu;
+        const int winner = static_cast<int>(__reduce_min_sync(kFullMask, mine));
+        if (lane == r) {
+            id_out = winner;
+            key_out = top;
+        }
+        if (lane == (winner & 31)) {
+            keys[winner] = kNoCandidateKey;
+            lane_best(best, slot);
+        }
+    }
+}
+
+// The ranking of a staged row (stage_keys): lane r < n_select receives the
+// r-th expert (its position in the row) and its key. warp_rank_keys's method with the bound from the lanes' best
+// two keys: 64 keys of distinct experts, so their n-th largest bounds the
+// row's for n <= 32, where the lanes' best keys alone leave too many
+// candidates at k = 32 (e2048-m2048-k32-bm64). Up to 64 candidates, two a
+// lane, are ranked by counting; more (many equal keys) take the rounds.
+template <int S>
+__device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, uint32_t second, int n_select,
+                                                 int lane, WideRankScratch &scratch, int32_t &id_out,
+                                                 uint32_t &key_out) {
+    scratch.bound[lane] = bound_candidate_of_64(best, lane);
+    scratch.bound[lane + 32] = bound_candidate_of_64(second, lane + 32);
+    __syncwarp();
+    const uint32_t mine_best = scratch.bound[lane], mine_second = scratch.bound[lane + 32];
+    uint32_t above_best = 0, above_second = 0;  // values below 2^31: a difference's sign compares them
+    const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.bound);
+#pragma unroll 4
+    for (int q = 0; q < 16; ++q) {
+        const uint4 c = quads[q];
+        above_best += ((mine_best - c.x) >> 31) + ((mine_best - c.y) >> 31) + ((mine_best - c.z) >> 31) +
+                      ((mine_best - c.w) >> 31);
+        above_second += ((mine_second - c.x) >> 31) + ((mine_second - c.y) >> 31) + ((mine_second - c.z) >> 31) +
+                        ((mine_second - c.w) >> 31);
+    }
+    const uint32_t n_above = static_cast<uint32_t>(n_select - 1);
+    const uint32_t holds_best = __ballot_sync(kFullMask, above_best == n_above);
+    const uint32_t holds_second = __ballot_sync(kFullMask, above_second == n_above);
+    const uint32_t bound = holds_best ? __shfl_sync(kFullMask, mine_best, __ffs(holds_best) - 1)
+                                      : __shfl_sync(kFullMask, mine_second, __ffs(holds_second) - 1);
+    // Slots past the row (kNoCandidateKey) never reach it.
+    const uint32_t threshold = max((bound & ~63u) << 1, kNanKey);
+    int32_t count = 0;
+#pragma unroll 4
+    for (int i = 0; i < S; ++i) count += keys[i * 32 + lane] >= threshold ? 1 : 0;
+    const int32_t inclusive = warp_inclusive_sum(count, lane);
+    const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
+    if (gathered > 64) {
+        rank_staged_by_rounds<S>(keys, n_select, lane, id_out, key_out);
+        return;
+    }
+    int32_t at = inclusive - count;
+#pragma unroll 4
+    for (int i = 0; i < S; ++i) {
+        const uint32_t key = keys[i * 32 + lane];
+        if (key >= threshold) scratch.gathered[at++] = rank_value(key, i * 32 + lane);
+    }
+    for (int j = gathered + lane; j < 64; j += 32) scratch.gathered[j] = 0u;  // below every candidate
+    __syncwarp();
+    const uint64_t first = scratch.gathered[lane], last = scratch.gathered[lane + 32];
+    int rank_first = 0, rank_last = 0;
+#pragma unroll 1
+    for (int j = 0; j < gathered; j += 8) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {
+            const uint64_t c = scratch.gathered[j + i];
+            rank_first = add_if_greater(rank_first, c, first);
+            rank_last = add_if_greater(rank_last, c, last);
+        }
+    }
+    if (lane < gathered && rank_first < n_select) scratch.chosen[rank_first] = first;
+    if (lane + 32 < gathered && rank_last < n_select) scratch.chosen[rank_last] = last;
+    __syncwarp();
+    if (lane < n_select) {
+        id_out = rank_id(static_cast<uint32_t>(scratch.chosen[lane]));
+        key_out = static_cast<uint32_t>(scratch.chosen[lane] >> 32);
+    }
+    __syncwarp();  // the scratch is reused by the warp's next token
+}
+
+// A ranked token's weights and outputs: lane j < k writes pair j's id
+// (id, the shared expert added here) and weight.
+template <bool kShared>
+__device__ __forceinline__ void write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
+    const RankedExperts r = ranked_experts<kShared>(a);
+    const int k = a.top_k;
+    if (kShared && lane == k - 1) id = r.shared_id;
+    const bool active = lane < k;
+    const float x = active ? load_logit<true>(a, row, id) : 0.0f;
+    float w = (a.flags & (kFlagSigmoid | kFlagSqrtSoftplus | kFlagNoRenormalize)) == kFlagNoRenormalize
+                  ? wide_full_row_softmax(a, row, lane, x, active)
+                  : wide_chosen_weight(a, x, active);
+    if (a.scale != 1.0f) w *= a.scale;
+    if (a.flags & kFlagSqrtSoftplus) w = fminf(w, FLT_MAX);
+    if (active) {
+        const int64_t pair = static_cast<int64_t>(t) * k + lane;
+        a.topk_ids[pair] = id;
+        a.topk_weights[pair] = w;
+    }
+}
+
+// One token ranked by the whole CTA (kPlanOneToken: a tiny call of one
+// token), where one warp would run the whole row alone while the others
+// wait (e896-m1-k16-bm64-kimi-k3, e2048-m1-k32-bm64): warp w ranks its
+// slice of up to 128 candidates into the CTA's list at positions 32 w +
+// rank, whose order is the ids' among equal keys (slices and ranks both
+// ascend with the id); warp 0 ranks the list, a row of 16 slots, and
+// writes the token.
+template <bool kShared, class Key>
+__device__ __forceinline__ void cta_rank_one_token(const RouteArgs &a, WideShared &sh, int warp, int lane,
+                                                   Key key_of) {
+    constexpr int kSliceSlots = kWideMaxExperts / kWarpsPerBlock / 32;
+    const RankedExperts r = ranked_experts<kShared>(a);
+    const char *row = token_row<true>(a, 0);
+    const int slice = (r.n_candidates + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    const int first = min(r.n_candidates, warp * slice);
+    const int in_slice = min(r.n_candidates, first + slice) - first;
+    const int n_select = min(r.n_select, in_slice);
+    uint32_t *keys = reinterpret_cast<uint32_t *>(sh.warp_counts[warp]);
+    uint32_t *list_keys = reinterpret_cast<uint32_t *>(sh.total);
+    int32_t *list_ids = sh.before;
+    int32_t id = -1;
+    uint32_t key = kNoCandidateKey;
+    if (n_select > 0) {
+        uint32_t best, second;
+        stage_keys<kSliceSlots>(a, row + static_cast<int64_t>(first) * (a.logits_type == kLogitsF32 ? 4 : 2),
+                                in_slice, lane, keys, best, second,
+                                [&](float x, int e) { return key_of(x, first + e); });
+        wide_rank_staged<kSliceSlots>(keys, best, second, n_select, lane, sh.rank[warp], id, key);
+    }
+    list_keys[warp * 32 + lane] = lane < n_select ? key : kNoCandidateKey;
+    list_ids[warp * 32 + lane] = first + id;
+    __syncthreads();
+    if (warp != 0) return;
+    uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
+#pragma unroll 4
+    for (int i = 0; i < kWarpsPerBlock; ++i) {
+        const uint32_t k = list_keys[i * 32 + lane];
+        second = max(second, min(best, k));
+        best = max(best, k);
+    }
+    int32_t at = -1;
+    wide_rank_staged<kWarpsPerBlock>(list_keys, best, second, r.n_select, lane, sh.rank[0], at, key);
+    write_token<kShared>(a, row, 0, lane < r.n_select ? list_ids[at] : -1, lane);
+}
+
+// Ranks and writes the warp's tokens. key_of(x, e): expert e's key of
+// logit x.
+template <int S, bool kShared, class Key>
+__device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, WideShared &sh, TokenRange range,
+                                                         int warp, int lane, Key key_of) {
+    // The host sends a call of one token, any row width, to the entry
+    // point of the narrowest rows (the CTA's ranking in the others' code
+    // would spill their rows of 64 slots).
+    if constexpr (S == 16) {
+        if (a.flags & kPlanOneToken) {
+            cta_rank_one_token<kShared>(a, sh, warp, lane, key_of);
+            return;
+        }
+    }
+    const RankedExperts r = ranked_experts<kShared>(a);
+    uint32_t *keys = reinterpret_cast<uint32_t *>(sh.warp_counts[warp]);
+    for (int32_t t = range.begin; t < range.end; ++t) {
+        const char *row = token_row<true>(a, t);
+        uint32_t best, second, key;
+        stage_keys<S>(a, row, r.n_candidates, lane, keys, best, second, key_of);
+        int32_t id = -1;
+        wide_rank_staged<S>(keys, best, second, r.n_select, lane, sh.rank[warp], id, key);
+        write_token<kShared>(a, row, t, id, lane);
+        __syncwarp();  // the row is the next token's
+    }
+}
+
+// Ranks and writes the warp's tokens, then counts their pairs per local
+// expert in the warp's row (which held the keys until then), reading back
+// the ids each lane wrote. One scoring's key code a call.
 template <int S, bool kShared>
 __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShared &sh, TokenRange range, int warp,
                                                    int lane) {
-    const RankedExperts r = ranked_experts<kShared>(a);
+    const float *bias = sh.bias;
+    if (!(a.flags & kFlagCorrectionBias))
+        wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [](float x, int) { return ordered_key(x); });
+    else if (a.flags & kFlagSqrtSoftplus)
+        wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
+            return ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(x), bias[e]));
+        });
+    else
+        wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
+            return ordered_key(alphamoe_biased_score(alphamoe_sigmoid(x), bias[e]));
+        });
+    int4 *row = reinterpret_cast<int4 *>(sh.warp_counts[warp]);
+    for (int q = lane; q < (a.plan_experts + 3) / 4; q += 32) row[q] = make_int4(0, 0, 0, 0);
+    __syncwarp();
     const int k = a.top_k;
     for (int32_t t = range.begin; t < range.end; ++t) {
-        const char *row = token_row<true>(a, t);
-        uint32_t key[S];
-        wide_keys<S>(a, row, r.n_candidates, lane, key);
-        int32_t id = -1;
-        wide_rank_keys<S>(key, r.n_select, lane, sh.rank[warp], id);
-        if (kShared && lane == k - 1) id = r.shared_id;
-        const bool active = lane < k;
-        const float x = active ? load_logit<true>(a, row, id) : 0.0f;
-        float w = (a.flags & (kFlagSigmoid | kFlagSqrtSoftplus | kFlagNoRenormalize)) == kFlagNoRenormalize
-                      ? wide_full_row_softmax(a, row, lane, x, active)
-                      : wide_chosen_weight(a, x, active);
-        if (a.scale != 1.0f) w *= a.scale;
-        if (a.flags & kFlagSqrtSoftplus) w = fminf(w, FLT_MAX);
-        if (active) {
-            const int64_t pair = static_cast<int64_t>(t) * k + lane;
-            a.topk_ids[pair] = id;
-            a.topk_weights[pair] = w;
-            const int32_t local = local_expert(a, id);
+        if (lane < k) {
+            const int32_t local = local_expert(a, a.topk_ids[static_cast<int64_t>(t) * k + lane]);
             if (local >= 0) atomicAdd(&sh.warp_counts[warp][local], 1);
         }
     }
@@ -189,13 +390,30 @@ __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShare
 // grid barrier CTA c scans the columns of its slice of experts, writing
 // each row's exclusive prefix back in place and the totals into row
 // gridDim.x; after a second barrier each CTA reads its row and the totals.
-// A column's CTAs are split over a group of Z lanes, 8 rows a lane.
+// A column's CTAs are split over a group of Z lanes, 8 rows a lane. Up to
+// kWideOneBarrierCtas CTAs read every row after the first barrier instead.
 __device__ __forceinline__ void wide_exchange(const RouteArgs &a, WideShared &sh) {
     const int L = a.plan_experts;
     const int G = static_cast<int>(gridDim.x);
     int32_t *table = reinterpret_cast<int32_t *>(a.workspace + kWsCountTableWord);
     for (int e = threadIdx.x; e < L; e += kBlockThreads) __stcg(table + blockIdx.x * L + e, sh.total[e]);
     grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
+    // A grid of a few CTAs: each sums every row itself, which costs less
+    // than a second barrier (e896-m128-k16-bm64-kimi-k3, 8 CTAs).
+    if (G <= kWideOneBarrierCtas) {
+        for (int e = threadIdx.x; e < L; e += kBlockThreads) {
+            int32_t total = 0, before = 0;
+            for (int c = 0; c < G; ++c) {
+                const int32_t v = __ldcg(table + c * L + e);
+                total += v;
+                before += c < static_cast<int>(blockIdx.x) ? v : 0;
+            }
+            sh.total[e] = total;
+            sh.before[e] = before;
+        }
+        __syncthreads();
+        return;
+    }
     constexpr int kRowsPerLane = 8;
     int z = 1;
     while (z * kRowsPerLane < G) z <<= 1;  // G <= kWideMaxGridCtas < 32 * 8
@@ -261,13 +479,13 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     const int L = a.plan_experts;
     const int warp = threadIdx.x >> 5;
     const int lane = threadIdx.x & 31;
-    // Each warp clears its own row, 16 bytes a lane a step.
-    int4 *row = reinterpret_cast<int4 *>(sh.warp_counts[warp]);
-    for (int q = lane; q < (L + 3) / 4; q += 32) row[q] = make_int4(0, 0, 0, 0);
+    if (a.flags & kFlagCorrectionBias)
+        for (int e = threadIdx.x; e < a.num_experts; e += kBlockThreads) sh.bias[e] = __ldg(a.correction_bias + e);
     __syncthreads();
-    const TokenRange range = cta_token_range(a, blockIdx.x);
-    const TokenRange warp_range = warp_token_range(range, warp);
-    wide_select_tokens<kSlots, kSharedExpert>(a, sh, warp_range, warp, lane);
+    // The warp's tokens, worked out again for the placement: kept live
+    // across the ranking of rows of 64 slots they would spill on sm_100a.
+    const auto warp_tokens = [&] { return warp_token_range(cta_token_range(a, blockIdx.x), threadIdx.x >> 5); };
+    wide_select_tokens<kSlots, kSharedExpert>(a, sh, warp_tokens(), warp, lane);
     allow_dependent_launch();
     __syncthreads();
     // The warps' counts as exclusive prefixes over the CTA's warps.
@@ -338,6 +556,7 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     // Placement: the warp's pairs in order; pairs of one token that share a
     // local expert (an expert map) take consecutive places in lane order.
     const int k = a.top_k;
+    const TokenRange warp_range = warp_tokens();
     for (int32_t t = warp_range.begin; t < warp_range.end; ++t) {
         const int64_t pair = static_cast<int64_t>(t) * k + lane;
         const bool active = lane < k;

@@ -444,14 +444,8 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     rank_gathered<uint32_t, kCountInSteps>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
 }
 
-// The wide kernels' ranking (kernels/wide.cu): rows of up to 64 slots a
-// lane and up to 32 chosen experts. warp_rank_keys's method, its bound
-// taken from the lanes' best two keys: 64 keys of distinct experts, so
-// their n-th largest bounds the row's for n <= 32 where the lanes' best
-// keys alone leave too many candidates at k = 32 (e2048-m2048-k32-bm64).
-// Up to 64 candidates, two a lane, are ranked by counting; more (many
-// equal keys) take the general rounds. Lane r < n_select receives the r-th
-// expert in id_out.
+// The wide kernels' ranking scratch (kernels/wide.cu, wide_rank_staged):
+// the 64 bound candidates, up to 64 gathered candidates, the chosen.
 struct alignas(16) WideRankScratch {
     uint32_t bound[64];
     uint64_t gathered[64];
@@ -461,70 +455,6 @@ struct alignas(16) WideRankScratch {
 // bound_candidate for 64 keys: the key halved, its low 6 bits the tag.
 __device__ __forceinline__ uint32_t bound_candidate_of_64(uint32_t key, int i) {
     return ((key >> 1) & ~63u) | static_cast<uint32_t>(63 - i);
-}
-
-template <int S>
-__device__ __forceinline__ void wide_rank_keys(uint32_t (&key)[S], int n_select, int lane, WideRankScratch &scratch,
-                                               int32_t &id_out) {
-    uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
-#pragma unroll
-    for (int i = 0; i < S; ++i) {
-        second = max(second, min(best, key[i]));
-        best = max(best, key[i]);
-    }
-    scratch.bound[lane] = bound_candidate_of_64(best, lane);
-    scratch.bound[lane + 32] = bound_candidate_of_64(second, lane + 32);
-    __syncwarp();
-    const uint32_t mine_best = scratch.bound[lane], mine_second = scratch.bound[lane + 32];
-    uint32_t above_best = 0, above_second = 0;  // values below 2^31: a difference's sign compares them
-    const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.bound);
-#pragma unroll
-    for (int q = 0; q < 16; ++q) {
-        const uint4 c = quads[q];
-        above_best += ((mine_best - c.x) >> 31) + ((mine_best - c.y) >> 31) + ((mine_best - c.z) >> 31) +
-                      ((mine_best - c.w) >> 31);
-        above_second += ((mine_second - c.x) >> 31) + ((mine_second - c.y) >> 31) + ((mine_second - c.z) >> 31) +
-                        ((mine_second - c.w) >> 31);
-    }
-    const uint32_t n_above = static_cast<uint32_t>(n_select - 1);
-    const uint32_t holds_best = __ballot_sync(kFullMask, above_best == n_above);
-    const uint32_t holds_second = __ballot_sync(kFullMask, above_second == n_above);
-    const uint32_t bound = holds_best ? __shfl_sync(kFullMask, mine_best, __ffs(holds_best) - 1)
-                                      : __shfl_sync(kFullMask, mine_second, __ffs(holds_second) - 1);
-    // Slots past the row (kNoCandidateKey) never reach it.
-    const uint32_t threshold = max((bound & ~63u) << 1, kNanKey);
-    int32_t count = 0;
-#pragma unroll
-    for (int i = 0; i < S; ++i) count += key[i] >= threshold ? 1 : 0;
-    const int32_t inclusive = warp_inclusive_sum(count, lane);
-    const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
-    if (gathered > 64) {
-        uint32_t key_out, first_key;
-        warp_rank_keys_by_rounds<S>(key, n_select, lane, id_out, key_out, first_key);
-        return;
-    }
-    int32_t at = inclusive - count;
-#pragma unroll
-    for (int i = 0; i < S; ++i)
-        if (key[i] >= threshold) scratch.gathered[at++] = rank_value(key[i], i * 32 + lane);
-    for (int j = gathered + lane; j < 64; j += 32) scratch.gathered[j] = 0u;  // below every candidate
-    __syncwarp();
-    const uint64_t first = scratch.gathered[lane], last = scratch.gathered[lane + 32];
-    int rank_first = 0, rank_last = 0;
-#pragma unroll 1
-    for (int j = 0; j < gathered; j += 8) {
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-            const uint64_t c = scratch.gathered[j + i];
-            rank_first = add_if_greater(rank_first, c, first);
-            rank_last = add_if_greater(rank_last, c, last);
-        }
-    }
-    if (lane < gathered && rank_first < n_select) scratch.chosen[rank_first] = first;
-    if (lane + 32 < gathered && rank_last < n_select) scratch.chosen[rank_last] = last;
-    __syncwarp();
-    if (lane < n_select) id_out = rank_id(static_cast<uint32_t>(scratch.chosen[lane]));
-    __syncwarp();  // the scratch is reused by the warp's next token
 }
 
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
