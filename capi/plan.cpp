@@ -110,10 +110,8 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     c.flavour = routes_a_flavour(p);
     c.sqrt_softplus = p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS;
     c.wide = wide_call(p);
-    // The wide kernels' narrowest rows are of 16 slots; their entry points
-    // of those rank one token with the whole CTA, whatever its row width
-    // (kernels/wide.cu: e896-m1-k16-bm64-kimi-k3, e2048-m1-k32-bm64).
-    if (c.wide && (c.width < kWideFirstRowWidth || num_tokens == 1)) c.width = kWideFirstRowWidth;
+    // The wide kernels' narrowest rows are of 16 slots.
+    if (c.wide && c.width < kWideFirstRowWidth) c.width = kWideFirstRowWidth;
     return c;
 }
 
@@ -161,9 +159,7 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
     const Variant v = entry_info(plan.entry).variant;
     const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
     uint32_t bits = 0;
-    // The wide kernels plan every call one way, but rank one token (a grid
-    // of one CTA in every specialization) with the whole CTA.
-    if (k.wide) return c.num_tokens == 1 ? kPlanOneToken : bits;
+    if (k.wide) return bits;  // the wide kernels plan every call one way
     const bool one_cta = plan.specialization == ALPHAMOE_SPECIALIZATION_TINY;
     // A token a warp at most in one CTA, each token's k ids distinct plan
     // experts: the few-token plans (kernels/common/few_token_plan.cuh).

@@ -81,7 +81,7 @@ enum LogitsType : int32_t { kLogitsF32 = 0, kLogitsBf16 = 1, kLogitsF16 = 2 };
 // (e256-m8-k8-bm64-deepseek-v3 with cold code).
 enum PlanBits : uint32_t {
     kPlanFewTokens = 0x10000u,    // one CTA, a token a warp at most, every id planned (few_token_plan.cuh)
-    kPlanOneToken = 0x20000u,     // the few-token plan of one token; in the wide kernels, one token the CTA ranks
+    kPlanOneToken = 0x20000u,     // the few-token plan of one token
     kPlanTokenWarps = 0x40000u,   // the few-token plan by token warps (plain kernels)
     kPlanTokenBits = 0x80000u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
     kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)

@@ -4,11 +4,9 @@
 // routing, in one body for the three specializations: tiny is one CTA,
 // small and large a cooperative grid that the host sizes. The narrow
 // kernels' plans keep a thread per expert and 16-bit ids; here a warp
-// ranks a token, each CTA counts its pairs per warp and expert in dynamic
-// shared memory, and the grid turns the counts into positions at two grid
-// barriers: each CTA scans a slice of the experts' columns of the count
-// table, so no CTA reads more than about two rows of it
-// (e2048-m2048-k32-bm64, e896-m2048-k16-bm64-kimi-k3).
+// ranks a token from its row of dynamic shared memory, the same row then
+// counts its pairs per expert, and the grid turns the counts into
+// positions through the count table (wide_exchange).
 //
 // Order inside an expert's group is ascending pair index, as in every
 // kernel: a warp owns a contiguous run of tokens, its counts become
@@ -161,8 +159,7 @@ __device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, 
 // warp's largest key wins, the lower id on ties, and the winner's lane
 // finds its next best in its slots of the row.
 template <int S>
-__device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_select, int lane, int32_t &id_out,
-                                                      uint32_t &key_out) {
+__device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_select, int lane, int32_t &id_out) {
     const auto lane_best = [&](uint32_t &best, int &slot) {
         best = kNoCandidateKey;
         slot = 0;
@@ -182,10 +179,7 @@ __device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_sele
         const uint32_t top = __reduce_max_sync(kFullMask, best);
         const uint32_t mine = best == top ? static_cast<uint32_t>(slot * 32 + lane) : 0xffffffffu;
         const int winner = static_cast<int>(__reduce_min_sync(kFullMask, mine));
-        if (lane == r) {
-            id_out = winner;
-            key_out = top;
-        }
+        if (lane == r) id_out = winner;
         if (lane == (winner & 31)) {
             keys[winner] = kNoCandidateKey;
             lane_best(best, slot);
@@ -194,15 +188,14 @@ __device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_sele
 }
 
 // The ranking of a staged row (stage_keys): lane r < n_select receives the
-// r-th expert (its position in the row) and its key. warp_rank_keys's method with the bound from the lanes' best
+// r-th expert (its position in the row). warp_rank_keys's method with the bound from the lanes' best
 // two keys: 64 keys of distinct experts, so their n-th largest bounds the
 // row's for n <= 32, where the lanes' best keys alone leave too many
 // candidates at k = 32 (e2048-m2048-k32-bm64). Up to 64 candidates, two a
 // lane, are ranked by counting; more (many equal keys) take the rounds.
 template <int S>
 __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, uint32_t second, int n_select,
-                                                 int lane, WideRankScratch &scratch, int32_t &id_out,
-                                                 uint32_t &key_out) {
+                                                 int lane, WideRankScratch &scratch, int32_t &id_out) {
     scratch.bound[lane] = bound_candidate_of_64(best, lane);
     scratch.bound[lane + 32] = bound_candidate_of_64(second, lane + 32);
     __syncwarp();
@@ -230,7 +223,7 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
     const int32_t inclusive = warp_inclusive_sum(count, lane);
     const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
     if (gathered > 64) {
-        rank_staged_by_rounds<S>(keys, n_select, lane, id_out, key_out);
+        rank_staged_by_rounds<S>(keys, n_select, lane, id_out);
         return;
     }
     int32_t at = inclusive - count;
@@ -255,10 +248,7 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
     if (lane < gathered && rank_first < n_select) scratch.chosen[rank_first] = first;
     if (lane + 32 < gathered && rank_last < n_select) scratch.chosen[rank_last] = last;
     __syncwarp();
-    if (lane < n_select) {
-        id_out = rank_id(static_cast<uint32_t>(scratch.chosen[lane]));
-        key_out = static_cast<uint32_t>(scratch.chosen[lane] >> 32);
-    }
+    if (lane < n_select) id_out = rank_id(static_cast<uint32_t>(scratch.chosen[lane]));
     __syncwarp();  // the scratch is reused by the warp's next token
 }
 
@@ -283,73 +273,19 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, const char *row,
     }
 }
 
-// One token ranked by the whole CTA (kPlanOneToken: a tiny call of one
-// token), where one warp would run the whole row alone while the others
-// wait (e896-m1-k16-bm64-kimi-k3, e2048-m1-k32-bm64): warp w ranks its
-// slice of up to 128 candidates into the CTA's list at positions 32 w +
-// rank, whose order is the ids' among equal keys (slices and ranks both
-// ascend with the id); warp 0 ranks the list, a row of 16 slots, and
-// writes the token.
-template <bool kShared, class Key>
-__device__ __forceinline__ void cta_rank_one_token(const RouteArgs &a, WideShared &sh, int warp, int lane,
-                                                   Key key_of) {
-    constexpr int kSliceSlots = kWideMaxExperts / kWarpsPerBlock / 32;
-    const RankedExperts r = ranked_experts<kShared>(a);
-    const char *row = token_row<true>(a, 0);
-    const int slice = (r.n_candidates + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    const int first = min(r.n_candidates, warp * slice);
-    const int in_slice = min(r.n_candidates, first + slice) - first;
-    const int n_select = min(r.n_select, in_slice);
-    uint32_t *keys = reinterpret_cast<uint32_t *>(sh.warp_counts[warp]);
-    uint32_t *list_keys = reinterpret_cast<uint32_t *>(sh.total);
-    int32_t *list_ids = sh.before;
-    int32_t id = -1;
-    uint32_t key = kNoCandidateKey;
-    if (n_select > 0) {
-        uint32_t best, second;
-        stage_keys<kSliceSlots>(a, row + static_cast<int64_t>(first) * (a.logits_type == kLogitsF32 ? 4 : 2),
-                                in_slice, lane, keys, best, second,
-                                [&](float x, int e) { return key_of(x, first + e); });
-        wide_rank_staged<kSliceSlots>(keys, best, second, n_select, lane, sh.rank[warp], id, key);
-    }
-    list_keys[warp * 32 + lane] = lane < n_select ? key : kNoCandidateKey;
-    list_ids[warp * 32 + lane] = first + id;
-    __syncthreads();
-    if (warp != 0) return;
-    uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
-#pragma unroll 4
-    for (int i = 0; i < kWarpsPerBlock; ++i) {
-        const uint32_t k = list_keys[i * 32 + lane];
-        second = max(second, min(best, k));
-        best = max(best, k);
-    }
-    int32_t at = -1;
-    wide_rank_staged<kWarpsPerBlock>(list_keys, best, second, r.n_select, lane, sh.rank[0], at, key);
-    write_token<kShared>(a, row, 0, lane < r.n_select ? list_ids[at] : -1, lane);
-}
-
 // Ranks and writes the warp's tokens. key_of(x, e): expert e's key of
 // logit x.
 template <int S, bool kShared, class Key>
 __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, WideShared &sh, TokenRange range,
                                                          int warp, int lane, Key key_of) {
-    // The host sends a call of one token, any row width, to the entry
-    // point of the narrowest rows (the CTA's ranking in the others' code
-    // would spill their rows of 64 slots).
-    if constexpr (S == 16) {
-        if (a.flags & kPlanOneToken) {
-            cta_rank_one_token<kShared>(a, sh, warp, lane, key_of);
-            return;
-        }
-    }
     const RankedExperts r = ranked_experts<kShared>(a);
     uint32_t *keys = reinterpret_cast<uint32_t *>(sh.warp_counts[warp]);
     for (int32_t t = range.begin; t < range.end; ++t) {
         const char *row = token_row<true>(a, t);
-        uint32_t best, second, key;
+        uint32_t best, second;
         stage_keys<S>(a, row, r.n_candidates, lane, keys, best, second, key_of);
         int32_t id = -1;
-        wide_rank_staged<S>(keys, best, second, r.n_select, lane, sh.rank[warp], id, key);
+        wide_rank_staged<S>(keys, best, second, r.n_select, lane, sh.rank[warp], id);
         write_token<kShared>(a, row, t, id, lane);
         __syncwarp();  // the row is the next token's
     }

@@ -129,21 +129,18 @@ EntryName parse_entry_name(const std::string &name) {
 bool wide_call(const alphamoe_params &p) { return p.num_experts > 512 || p.top_k > 16; }
 
 /* The row width (slots of 32) of the call's candidates: the narrowest power
- * of two holding them, at least 16 in the wide kernels, and 16 there for
- * one token, which their CTA ranks whatever the row. */
-int row_slots(const alphamoe_params &p, int32_t M) {
+ * of two holding them, at least 16 in the wide kernels. */
+int row_slots(const alphamoe_params &p) {
     const int32_t candidates = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) ? p.num_experts - 1 : p.num_experts;
     int slots = wide_call(p) ? 16 : 1;
-    while (32 * slots < candidates && !(wide_call(p) && M == 1)) slots *= 2;
+    while (32 * slots < candidates) slots *= 2;
     return slots;
 }
 
 /* RouteArgs.flags' plan bits as kernels/route_args.h documents each, for entry
  * point e on the selection's grid. */
 uint32_t expected_plan_bits(const alphamoe_params &p, int32_t M, const alphamoe_selection &s, const EntryName &e) {
-    // The wide kernels plan every call one way, but a call of one token
-    // (one CTA), which their CTA ranks.
-    if (e.wide) return M == 1 ? alphamoe::kPlanOneToken : 0u;
+    if (e.wide) return 0;  // the wide kernels plan every call one way
     const bool one_cta = s.specialization == ALPHAMOE_SPECIALIZATION_TINY;
     const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
     // Few tokens: one CTA, a token a warp at most, and each token's ids
@@ -200,9 +197,9 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     const bool half = p.logits_type != ALPHAMOE_LOGITS_F32;
     const bool token_ctas = s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && s.tokens_per_cta == 1 && M >= 2;
     if (e.specialization != alphamoe_specialization_name(s.specialization) || e.mode != (shared ? "shared" : "routed") ||
-        e.slots != row_slots(p, M))
+        e.slots != row_slots(p))
         fail_msg("%s: launched %s, want alphamoe_%s_%s[_flavours]<variant>_w%d", what, l.kernel,
-                 alphamoe_specialization_name(s.specialization), shared ? "shared" : "routed", row_slots(p, M));
+                 alphamoe_specialization_name(s.specialization), shared ? "shared" : "routed", row_slots(p));
     const std::string &variant = e.variant;
     if (variant != "" && variant != "_one_token" && variant != "_staged" && variant != "_half_logits" &&
         variant != "_staged_half_logits" && variant != "_token_ctas")
@@ -227,7 +224,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
         // The CTA ranks a flavoured token of a routed row of 8 slots or more
         // (kernels/variants.def).
         const bool one_token = s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M == 1 && flavoured && !shared &&
-                               row_slots(p, M) >= 8;
+                               row_slots(p) >= 8;
         if ((variant == "_one_token") != one_token)
             fail_msg("%s: %s for %d tokens: the one-token entry point is %s", what, l.kernel, M,
                      one_token ? "wanted" : "not");
@@ -349,7 +346,7 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
     const bool half = p.logits_type != ALPHAMOE_LOGITS_F32;
     const bool reads_half = e.variant.find("half_logits") != std::string::npos;
     if (e.specialization != alphamoe_specialization_name(s.specialization) || e.mode != (shared ? "shared" : "routed") ||
-        e.slots != row_slots(p, c.M))
+        e.slots != row_slots(p))
         return false;
     if (e.wide != wide_call(p)) return false;
     if (e.wide) return true;  // every scoring and logits type
