@@ -184,7 +184,8 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         if (r == CUDA_SUCCESS && wide) {
             if (kWideSharedBytes > max_per_cta) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
             entry.dynamic_smem = kWideSharedBytes;
-            r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kWideSharedBytes, entry.kernel, dev);
+            r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kWideSharedBytes, entry.kernel,
+                                     dev);
         } else if (r == CUDA_SUCCESS && spec == ALPHAMOE_SPECIALIZATION_LARGE) {
             r = one_cta_per_sm(d, dev, entry.kernel, smem_per_sm, reserved_per_cta, max_per_cta, &entry.dynamic_smem);
         }

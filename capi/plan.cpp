@@ -302,11 +302,12 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
         }
         plan.cooperative = plan.cluster_ctas == 0;
         break;
-    case ALPHAMOE_SPECIALIZATION_LARGE:
+    case ALPHAMOE_SPECIALIZATION_LARGE: {
         plan.cooperative = true;
-        spread(tokens, c.wide && large_grid_limit(device) > kWideMaxGridCtas ? kWideMaxGridCtas : large_grid_limit(device),
-               t.large_tokens_per_cta, &plan);
+        const int32_t limit = large_grid_limit(device);
+        spread(tokens, c.wide && limit > kWideMaxGridCtas ? kWideMaxGridCtas : limit, t.large_tokens_per_cta, &plan);
         break;
+    }
     default:
         plan.grid_ctas = 1;
         plan.tokens_per_cta = tokens;

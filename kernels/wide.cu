@@ -188,11 +188,12 @@ __device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_sele
 }
 
 // The ranking of a staged row (stage_keys): lane r < n_select receives the
-// r-th expert (its position in the row). warp_rank_keys's method with the bound from the lanes' best
-// two keys: 64 keys of distinct experts, so their n-th largest bounds the
-// row's for n <= 32, where the lanes' best keys alone leave too many
-// candidates at k = 32 (e2048-m2048-k32-bm64). Up to 64 candidates, two a
-// lane, are ranked by counting; more (many equal keys) take the rounds.
+// r-th expert (its position in the row). warp_rank_keys's method with the
+// bound from the lanes' best two keys: 64 keys of distinct experts, so
+// their n-th largest bounds the row's for n <= 32, where the lanes' best
+// keys alone leave too many candidates at k = 32 (e2048-m2048-k32-bm64).
+// Up to 64 candidates, two a lane, are ranked by counting; more (many
+// equal keys) take the rounds.
 template <int S>
 __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, uint32_t second, int n_select,
                                                  int lane, WideRankScratch &scratch, int32_t &id_out) {
