@@ -1622,6 +1622,8 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     if (s.struct_size != sizeof s) why = "struct_size not kept";
     else if (grid < 1) why = "grid_ctas < 1";
     else if (grid > 256) why = "grid_ctas > 256";
+    else if (grid > 255 && gpu_wide_call(router_experts(r), router_top_k(r)))
+        why = "a wide grid keeps its totals in the count table's row after its CTAs': at most 255";
     else if (per < 1) why = "tokens_per_cta < 1";
     else if (grid * per < M) why = "grid does not cover every token";
     else if ((grid - 1) * per >= (M > 0 ? M : 1)) why = "a CTA would get no token";
@@ -1907,6 +1909,8 @@ static void test_select_extreme_attributes(void **state) {
     for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
         alphamoe_router *big = make_router(1, 1, 1, INT32_MAX, 0u, forced);
         alphamoe_router *wide = make_router(512, 16, 256, 100000, ALPHAMOE_FLAG_SHARED_EXPERT, forced);
+        /* The wide kernels' rows: at most 255 CTAs on any device. */
+        alphamoe_router *widest = make_router(2048, 32, 64, 100000, 0u, forced);
         for (size_t a = 0; a < sizeof extremes / sizeof extremes[0]; ++a) {
             const alphamoe_device_attributes *d = &extremes[a];
             if (!d->cooperative_launch && forced >= ALPHAMOE_SPECIALIZATION_SMALL) {
@@ -1923,9 +1927,11 @@ static void test_select_extreme_attributes(void **state) {
                     check_selection(big, forced, big_tokens[m], d);
             }
             for (int i = 0; i < 50; ++i) check_selection(wide, forced, (int32_t)rng_below(&rng, 100001), d);
+            for (int i = 0; i < 50; ++i) check_selection(widest, forced, (int32_t)rng_below(&rng, 100001), d);
         }
         alphamoe_router_destroy(big);
         alphamoe_router_destroy(wide);
+        alphamoe_router_destroy(widest);
     }
 }
 

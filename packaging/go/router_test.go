@@ -155,7 +155,8 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 	names := router.KernelNames()
 	// Three families, each routed-only and shared-expert, each once without
 	// and once with the routing flavours, then each routed-only with
-	// sqrt-softplus scoring, in the header's order.
+	// sqrt-softplus scoring, then the wide kernels of both modes, in the
+	// header's order.
 	var expected []string
 	for _, flavours := range []string{"", "_flavours"} {
 		for _, family := range []string{"tiny", "small", "large"} {
@@ -167,7 +168,12 @@ func TestVersionAndKernelsAreReported(t *testing.T) {
 	for _, family := range []string{"tiny", "small", "large"} {
 		expected = append(expected, family+"_routed_sqrt_softplus")
 	}
-	if strings.Join(names, " ") != strings.Join(expected, " ") || router.KernelCount() != 15 {
+	for _, family := range []string{"tiny", "small", "large"} {
+		for _, mode := range []string{"routed", "shared"} {
+			expected = append(expected, family+"_"+mode+"_wide")
+		}
+	}
+	if strings.Join(names, " ") != strings.Join(expected, " ") || router.KernelCount() != 21 {
 		t.Fatalf("%d kernels %v, want %v", router.KernelCount(), names, expected)
 	}
 	for i, name := range names {

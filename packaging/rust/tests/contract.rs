@@ -94,7 +94,8 @@ fn version_and_kernels_are_reported() {
     let names = alphamoe_router::kernel_names();
     // Three families, each routed-only and shared-expert, each once without
     // and once with the routing flavours, then each routed-only with
-    // sqrt-softplus scoring, in the header's order.
+    // sqrt-softplus scoring, then the wide kernels of both modes, in the
+    // header's order.
     let mut expected = Vec::new();
     for flavours in ["", "_flavours"] {
         for family in ["tiny", "small", "large"] {
@@ -105,6 +106,11 @@ fn version_and_kernels_are_reported() {
     }
     for family in ["tiny", "small", "large"] {
         expected.push(format!("{}_routed_sqrt_softplus", family));
+    }
+    for family in ["tiny", "small", "large"] {
+        for mode in ["routed", "shared"] {
+            expected.push(format!("{}_{}_wide", family, mode));
+        }
     }
     assert_eq!(names, expected);
     // SAFETY: no arguments, no state.
