@@ -93,8 +93,8 @@ static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlag
 
 // A wide kernel's dynamic shared memory (kernels/wide.cu): per warp a row
 // of keys, then of counts; the CTA's bias and rows of offsets, totals and
-// earlier counts; the warps' ranking scratch. The host reserves it for every wide entry
-// point.
+// earlier counts; the warps' ranking scratch. The host reserves it for
+// every wide entry point.
 constexpr int kWideSharedBytes = 180 * 1024;
 // A wide grid keeps its totals in the count table's row after its CTAs'.
 constexpr int kWideMaxGridCtas = kMaxGridCtas - 1;
