@@ -445,7 +445,10 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
         const int e = threadIdx.x * kPerThread + i;
-        padded[i] = e < L ? (block_m_divide(a, sh.total[e] + a.block_m - 1)) * a.block_m : 0;
+        // ceil(total / block_m) blocks, with no sum past INT32_MAX on the way.
+        const int32_t total = e < L ? sh.total[e] : 0;
+        const int32_t blocks = block_m_divide(a, total);
+        padded[i] = (blocks + (blocks * a.block_m != total ? 1 : 0)) * a.block_m;
         sum += padded[i];
     }
     int32_t live;
@@ -473,17 +476,21 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
             *a.num_tokens_post_padded = live;
         }
     }
-    // Padding, block experts and the tail, over the grid.
+    // Padding, block experts and the tail, over the grid. Positions step
+    // in 64 bits: a plan may end within a stride of INT32_MAX.
     const int32_t sentinel = a.num_tokens * a.top_k;
-    const int32_t stride = static_cast<int32_t>(gridDim.x) * kBlockThreads;
-    for (int32_t pos = blockIdx.x * kBlockThreads + threadIdx.x; pos < live; pos += stride) {
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * kBlockThreads;
+    const int64_t first_pos = static_cast<int64_t>(blockIdx.x) * kBlockThreads + threadIdx.x;
+    for (int64_t at = first_pos; at < live; at += stride) {
+        const int32_t pos = static_cast<int32_t>(at);
         const int e = expert_at(sh, L, pos);
         if (pos - sh.offset[e] >= sh.total[e]) a.sorted_token_ids[pos] = sentinel;
         const int32_t block = block_m_divide(a, pos);
         if (block * a.block_m == pos) a.expert_ids[block] = e;
     }
     if (a.flags & kFlagTailFill) {
-        for (int32_t pos = live + blockIdx.x * kBlockThreads + threadIdx.x; pos < a.capacity; pos += stride) {
+        for (int64_t at = live + first_pos; at < a.capacity; at += stride) {
+            const int32_t pos = static_cast<int32_t>(at);
             a.sorted_token_ids[pos] = sentinel;
             const int32_t block = block_m_divide(a, pos);
             if (block * a.block_m == pos) a.expert_ids[block] = -1;
