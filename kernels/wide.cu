@@ -28,6 +28,19 @@ static_assert(kWarpsPerBlock * 32 == kBlockThreads, "a warp a token in flight");
 
 constexpr int kWideOneBarrierCtas = 8;
 
+// A warp's ranking scratch (wide_rank_staged): the 64 bound candidates,
+// up to 64 gathered candidates, the chosen.
+struct alignas(16) WideRankScratch {
+    uint32_t bound[64];
+    uint64_t gathered[64];
+    uint64_t chosen[32];
+};
+
+// bound_candidate (common/warp_topk.cuh) for 64 keys: the key halved, its low 6 bits the tag.
+__device__ __forceinline__ uint32_t bound_candidate_of_64(uint32_t key, int i) {
+    return ((key >> 1) & ~63u) | static_cast<uint32_t>(63 - i);
+}
+
 // The dynamic shared memory of a wide CTA (kWideSharedBytes, route_args.h,
 // which the host reserves).
 struct WideShared {

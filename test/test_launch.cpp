@@ -124,9 +124,8 @@ EntryName parse_entry_name(const std::string &name) {
     return e;
 }
 
-/* Calls of more than 512 experts or more than 16 chosen run the wide
- * kernels (kernels/variants.def). */
-bool wide_call(const alphamoe_params &p) { return p.num_experts > 512 || p.top_k > 16; }
+/* Calls the wide kernels run (test_support.h). */
+bool wide_call(const alphamoe_params &p) { return gpu_wide_call(p.num_experts, p.top_k) != 0; }
 
 /* The row width (slots of 32) of the call's candidates: the narrowest power
  * of two holding them, at least 16 in the wide kernels. */

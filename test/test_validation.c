@@ -490,8 +490,6 @@ static void test_create_reserved(void **state) {
     }
 }
 
-/* Shared-expert mode is defined with softmax scoring and no groups; the
- * other flavours combine with it. */
 /* Hash routing needs a vocabulary, a vocabulary needs hash routing, and
  * nothing that steers a ranking or fixes a slot comes with it. */
 static void test_create_hash_routing(void **state) {
@@ -531,6 +529,8 @@ static void test_create_hash_routing(void **state) {
     }
 }
 
+/* Shared-expert mode is defined with softmax scoring and no groups; the
+ * other flavours combine with it. */
 static void test_create_shared_with_flavours(void **state) {
     (void)state;
     test_rng rng;

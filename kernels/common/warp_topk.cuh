@@ -444,19 +444,6 @@ __device__ __forceinline__ void warp_rank_keys(uint32_t (&key)[S], int n_select,
     rank_gathered<uint32_t, kCountInSteps>(scratch, gathered, n_select, lane, own_id, id_out, key_out, first_key);
 }
 
-// The wide kernels' ranking scratch (kernels/wide.cu, wide_rank_staged):
-// the 64 bound candidates, up to 64 gathered candidates, the chosen.
-struct alignas(16) WideRankScratch {
-    uint32_t bound[64];
-    uint64_t gathered[64];
-    uint64_t chosen[32];
-};
-
-// bound_candidate for 64 keys: the key halved, its low 6 bits the tag.
-__device__ __forceinline__ uint32_t bound_candidate_of_64(uint32_t key, int i) {
-    return ((key >> 1) & ~63u) | static_cast<uint32_t>(63 - i);
-}
-
 // ~0u where x >= threshold, else 0 (never for NaN). Summing these, rather
 // than bools, keeps the compiler from assembling the comparisons into a bit
 // mask bit by bit, which costs two more instructions per slot.
