@@ -10,7 +10,7 @@
 
 static void flavour_inputs(route_fixture *f) {
     const int32_t E = f->params.num_experts;
-    if (f->host_bias) random_bias(0x5eed, f->host_bias, E);
+    fixture_fill_inputs(f, 0x5eed);
     if (f->host_map) {
         const int32_t L = f->params.local_expert_count, stride = E / L;
         for (int32_t e = 0; e < E; ++e) f->host_map[e] = e % stride == 0 && e / stride < L ? e / stride : -1;

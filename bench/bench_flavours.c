@@ -18,6 +18,7 @@ static const bench_flavour kFlavours[FLAVOUR_COUNT] = {
     [FLAVOUR_DEEPSEEK_V4_PRO] = {"-deepseek-v4-pro", PRESET(DEEPSEEK_V4_PRO), ALPHAMOE_LOGITS_F32, 0},
     [FLAVOUR_DEEPSEEK_V4_PRO_BF16] = {"-deepseek-v4-pro-bf16", PRESET(DEEPSEEK_V4_PRO), ALPHAMOE_LOGITS_BF16, 0},
     [FLAVOUR_KIMI_K3] = {"-kimi-k3", PRESET(KIMI_K3), ALPHAMOE_LOGITS_F32, 0},
+    [FLAVOUR_DEEPSEEK_V4_HASH] = {"-deepseek-v4-hash", PRESET(DEEPSEEK_V4_HASH), ALPHAMOE_LOGITS_F32, 0},
 };
 
 const bench_flavour *bench_flavour_get(int32_t flavour) {

@@ -32,6 +32,7 @@ enum {
     FLAVOUR_DEEPSEEK_V4_PRO,  /* sqrt-softplus with a bias */
     FLAVOUR_DEEPSEEK_V4_PRO_BF16, /* the same over bf16 logits (its kernels' half_logits entry points) */
     FLAVOUR_KIMI_K3,          /* sigmoid with a bias over 896 experts, top-16: the wide kernels */
+    FLAVOUR_DEEPSEEK_V4_HASH, /* hash routing by token id, sqrt-softplus weights */
     FLAVOUR_COUNT
 };
 

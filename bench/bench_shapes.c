@@ -88,6 +88,7 @@ static const flavour_shape kFlavourShapes[] = {
     {384, 1, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO, 2.5}, {384, 4096, 6, 64, FLAVOUR_DEEPSEEK_V4_PRO, 10.0},
     {896, 1, 16, 64, FLAVOUR_KIMI_K3, 3.0},    {896, 128, 16, 64, FLAVOUR_KIMI_K3, 5.0},
     {896, 2048, 16, 64, FLAVOUR_KIMI_K3, 10.0},
+    {384, 1, 6, 64, FLAVOUR_DEEPSEEK_V4_HASH, 2.0}, {384, 4096, 6, 64, FLAVOUR_DEEPSEEK_V4_HASH, 6.0},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {

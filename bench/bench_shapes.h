@@ -32,7 +32,7 @@ typedef struct bench_shape {
     int32_t flavour; /* FLAVOUR_* of bench_flavours.h */
 } bench_shape;
 
-#define SHAPE_COUNT 51
+#define SHAPE_COUNT 53
 
 /* The stock pipeline's figures are data, measured once on one GPU, not by
  * this program: shown only on a device of that name, labelled as such. */

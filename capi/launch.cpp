@@ -9,6 +9,7 @@ namespace {
 
 static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == ALPHAMOE_FLAG_NO_RENORMALIZE &&
                   kFlagCorrectionBias == ALPHAMOE_FLAG_CORRECTION_BIAS && kFlagExpertMap == ALPHAMOE_FLAG_EXPERT_MAP &&
+                  kFlagHashRouting == ALPHAMOE_FLAG_HASH_ROUTING &&
                   (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0,
               "kernel flags share the public flags' bits");
 static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
@@ -39,7 +40,7 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.block_m_divisor = alphamoe_divisor_of(static_cast<uint32_t>(p.block_m));
     a.capacity = static_cast<int32_t>(router.capacity);
     a.tokens_per_cta = plan.tokens_per_cta;
-    a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap);
+    a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagHashRouting);
     if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
     if (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS) a.flags |= kFlagSqrtSoftplus;
     a.flags |= plan.plan_bits;
@@ -52,6 +53,11 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.local_begin = p.local_expert_begin;
     a.plan_experts = p.local_expert_count;
     a.cta_groups = cta_grouping(plan.grid_ctas);
+    if (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) {
+        a.token_ids = b.token_ids;
+        a.hash_table = b.hash_table;
+        a.vocab_size = p.vocab_size;
+    }
     return a;
 }
 

@@ -96,8 +96,11 @@ struct Call {
 };
 
 // Calls the wide kernels run (kernels/wide.cu): rows or top-k past the
-// narrow kernels' limits.
-bool wide_call(const alphamoe_params &p) { return p.num_experts > kMaxExperts || p.top_k > kMaxTopK; }
+// narrow kernels' limits, and hash routing, which reads the chosen logits
+// only, so no row width holds it.
+bool wide_call(const alphamoe_params &p) {
+    return p.num_experts > kMaxExperts || p.top_k > kMaxTopK || (p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
+}
 
 Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     const alphamoe_params &p = router.params;
@@ -110,8 +113,10 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     c.flavour = routes_a_flavour(p);
     c.sqrt_softplus = p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS;
     c.wide = wide_call(p);
-    // The wide kernels' narrowest rows are of 16 slots.
-    if (c.wide && c.width < kWideFirstRowWidth) c.width = kWideFirstRowWidth;
+    // The wide kernels' narrowest rows are of 16 slots; a hash-routing
+    // call stages no row and takes them whatever its row.
+    if (c.wide && (c.width < kWideFirstRowWidth || (p.flags & ALPHAMOE_FLAG_HASH_ROUTING)))
+        c.width = kWideFirstRowWidth;
     return c;
 }
 
@@ -234,10 +239,9 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
 
 bool device_supports_flavour(const alphamoe_params &p) {
     // The grouped selection keeps one group score per lane of a warp, and
-    // the wide kernels rank no groups; the kernels do not read a hash table
-    // yet.
+    // the wide kernels rank no groups.
     const int32_t max_groups = wide_call(p) ? 1 : kMaxGpuGroups;
-    return p.num_groups <= max_groups && !(p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
+    return p.num_groups <= max_groups;
 }
 
 alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, const alphamoe_device_attributes &device,

@@ -67,6 +67,7 @@ enum RouteFlags : uint32_t {
     kFlagNoRenormalize = 0x8u,   // same bit as ALPHAMOE_FLAG_NO_RENORMALIZE
     kFlagCorrectionBias = 0x10u, // same bit as ALPHAMOE_FLAG_CORRECTION_BIAS
     kFlagExpertMap = 0x20u,      // same bit as ALPHAMOE_FLAG_EXPERT_MAP
+    kFlagHashRouting = 0x40u,    // same bit as ALPHAMOE_FLAG_HASH_ROUTING (read by the wide kernels only)
     kFlagSigmoid = 0x100u,       // sigmoid scoring
     kFlagSqrtSoftplus = 0x200u,  // sqrt-softplus scoring (read by the wide kernels only)
 };
@@ -86,8 +87,8 @@ enum PlanBits : uint32_t {
     kPlanTokenBits = 0x80000u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
     kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
 };
-static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagSigmoid |
-                kFlagSqrtSoftplus) &
+static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagHashRouting |
+                kFlagSigmoid | kFlagSqrtSoftplus) &
                (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs)) == 0,
               "RouteFlags and PlanBits share RouteArgs::flags");
 
@@ -168,6 +169,9 @@ struct RouteArgs {
     int32_t plan_experts;        // L: the plan's experts (E without expert parallelism)
     alphamoe_divisor block_m_divisor;  // divides by block_m
     CtaGrouping cta_groups;      // the large kernel's, for this grid
+    const int32_t *token_ids;    // [M], with kFlagHashRouting
+    const int32_t *hash_table;   // [vocab_size, k], with kFlagHashRouting
+    int32_t vocab_size;
 };
 
 }  // namespace alphamoe

@@ -1,12 +1,13 @@
 // The wide kernels (routing 3 in variants.def): rows of more than
 // kMaxExperts experts (up to kWideMaxExperts) or more than kMaxTopK chosen
-// a token (up to kWideMaxTopK), every routing flavour but groups and hash
-// routing, in one body for the three specializations: tiny is one CTA,
-// small and large a cooperative grid that the host sizes. The narrow
-// kernels' plans keep a thread per expert and 16-bit ids; here a warp
-// ranks a token from its row of dynamic shared memory, the same row then
-// counts its pairs per expert, and the grid turns the counts into
-// positions through the count table (wide_exchange).
+// a token (up to kWideMaxTopK), every routing flavour but groups, and every
+// hash-routing call, in one body for the three specializations: tiny is
+// one CTA, small and large a cooperative grid that the host sizes. The
+// narrow kernels' plans keep a thread per expert and 16-bit ids; here a
+// warp ranks a token from its row of dynamic shared memory (or takes its
+// experts from the hash table), the same row then counts its pairs per
+// expert, and the grid turns the counts into positions through the count
+// table (wide_exchange).
 //
 // Order inside an expert's group is ascending pair index, as in every
 // kernel: a warp owns a contiguous run of tokens, its counts become
@@ -266,18 +267,20 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
     __syncwarp();  // the scratch is reused by the warp's next token
 }
 
-// A ranked token's weights and outputs: lane j < k writes pair j's id
-// (id, the shared expert added here) and weight.
+// A chosen token's weights and outputs: lane j < k writes pair j's id
+// (id, the shared expert added here) and weight. A hashed pair of no
+// expert (id -1) weighs 0 and counts in no renormalization.
 template <bool kShared>
 __device__ __forceinline__ void write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
     const RankedExperts r = ranked_experts<kShared>(a);
     const int k = a.top_k;
     if (kShared && lane == k - 1) id = r.shared_id;
     const bool active = lane < k;
-    const float x = active ? load_logit<true>(a, row, id) : 0.0f;
+    const bool weighed = active && id >= 0;
+    const float x = weighed ? load_logit<true>(a, row, id) : 0.0f;
     float w = (a.flags & (kFlagSigmoid | kFlagSqrtSoftplus | kFlagNoRenormalize)) == kFlagNoRenormalize
-                  ? wide_full_row_softmax(a, row, lane, x, active)
-                  : wide_chosen_weight(a, x, active);
+                  ? wide_full_row_softmax(a, row, lane, x, weighed)
+                  : wide_chosen_weight(a, x, weighed);
     if (a.scale != 1.0f) w *= a.scale;
     if (a.flags & kFlagSqrtSoftplus) w = fminf(w, FLT_MAX);
     if (active) {
@@ -305,14 +308,47 @@ __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, Wid
     }
 }
 
-// Ranks and writes the warp's tokens, then counts their pairs per local
-// expert in the warp's row (which held the keys until then), reading back
-// the ids each lane wrote. One scoring's key code a call.
+// Hash routing: writes the warp's tokens, lane j < k taking pair j's
+// expert from the table row of the token's id: -1, a pair of no expert,
+// for an id outside [0, vocab_size) or an entry outside [0, E); the table
+// is read only inside its rows. The ids of 32 tokens load at once, and
+// the next token's entry while the current one is weighed, so a token
+// waits on one memory round trip, its logit's (hash-e384-m4096-k6-bm64).
+__device__ __forceinline__ void wide_hash_tokens(const RouteArgs &a, TokenRange range, int lane) {
+    const int k = a.top_k;
+    for (int32_t chunk = range.begin; chunk < range.end; chunk += 32) {
+        const int n = min(32, range.end - chunk);
+        const int32_t mine = lane < n ? __ldg(a.token_ids + chunk + lane) : -1;
+        const auto entry_of = [&](int i) {  // unchecked: the load is waited for only when used
+            const int32_t v = __shfl_sync(kFullMask, mine, i);
+            return lane < k && v >= 0 && v < a.vocab_size ? __ldg(a.hash_table + static_cast<int64_t>(v) * k + lane)
+                                                          : -1;
+        };
+        int32_t next = entry_of(0);
+        for (int i = 0; i < n; ++i) {
+            const int32_t entry = next;
+            if (i + 1 < n) next = entry_of(i + 1);
+            const int32_t id = entry >= 0 && entry < a.num_experts ? entry : -1;
+            write_token<false>(a, token_row<true>(a, chunk + i), chunk + i, id, lane);
+        }
+    }
+}
+
+// The plan's id of a pair's expert id: -1 for a pair of no expert.
+__device__ __forceinline__ int32_t pair_local_expert(const RouteArgs &a, int32_t id) {
+    return id >= 0 ? local_expert(a, id) : -1;
+}
+
+// Ranks (or hashes) and writes the warp's tokens, then counts their pairs
+// per local expert in the warp's row (which held the keys until then),
+// reading back the ids each lane wrote. One scoring's key code a call.
 template <int S, bool kShared>
 __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShared &sh, TokenRange range, int warp,
                                                    int lane) {
     const float *bias = sh.bias;
-    if (!(a.flags & kFlagCorrectionBias))
+    if (!kShared && (a.flags & kFlagHashRouting))  // no shared expert with hash routing
+        wide_hash_tokens(a, range, lane);
+    else if (!(a.flags & kFlagCorrectionBias))
         wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [](float x, int) { return ordered_key(x); });
     else if (a.flags & kFlagSqrtSoftplus)
         wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
@@ -328,7 +364,7 @@ __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShare
     const int k = a.top_k;
     for (int32_t t = range.begin; t < range.end; ++t) {
         if (lane < k) {
-            const int32_t local = local_expert(a, a.topk_ids[static_cast<int64_t>(t) * k + lane]);
+            const int32_t local = pair_local_expert(a, a.topk_ids[static_cast<int64_t>(t) * k + lane]);
             if (local >= 0) atomicAdd(&sh.warp_counts[warp][local], 1);
         }
     }
@@ -511,13 +547,14 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     }
     __syncthreads();
     // Placement: the warp's pairs in order; pairs of one token that share a
-    // local expert (an expert map) take consecutive places in lane order.
+    // local expert (an expert map, a hash table's repeated entry) take
+    // consecutive places in lane order.
     const int k = a.top_k;
     const TokenRange warp_range = warp_tokens();
     for (int32_t t = warp_range.begin; t < warp_range.end; ++t) {
         const int64_t pair = static_cast<int64_t>(t) * k + lane;
         const bool active = lane < k;
-        const int32_t local = active ? local_expert(a, a.topk_ids[pair]) : -1;
+        const int32_t local = active ? pair_local_expert(a, a.topk_ids[pair]) : -1;
         const unsigned peers = __match_any_sync(kFullMask, local >= 0 ? local : -1 - lane);
         const int rank = __popc(peers & ((1u << lane) - 1u));
         int32_t pos = -1;

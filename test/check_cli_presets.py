@@ -25,6 +25,7 @@ PRESETS = {
     'glm-4.5': (160, 8, ['sigmoid with a random correction bias', 'scaled by 2.5']),
     'deepseek-v4-flash': (256, 6, ['sqrt-softplus with a random correction bias', 'renormalized', 'scaled by 1.5']),
     'deepseek-v4-pro': (384, 6, ['sqrt-softplus with a random correction bias', 'renormalized', 'scaled by 2.5']),
+    'deepseek-v4-hash': (384, 6, ['sqrt-softplus', 'renormalized', 'scaled by 2.5']),
     'qwen2-moe': (60, 4, ['softmax', 'full-row probabilities']),
     'llama4': (16, 1, ['sigmoid', 'weights sigmoid(logit)']),
     'mixtral': (8, 2, ['softmax', 'renormalized']),

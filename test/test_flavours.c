@@ -116,16 +116,7 @@ static void case_data_make(test_rng *rng, const flavour_case *c, case_data *d) {
     d->token_ids = malloc((size_t)rows * sizeof *d->token_ids);
     d->table = malloc((size_t)vocab * (size_t)c->k * sizeof *d->table);
     assert_true(d->token_ids && d->table);
-    static const int32_t unknown_tokens[] = {-1, INT32_MIN, INT32_MAX};
-    for (int32_t t = 0; t < rows; ++t)
-        d->token_ids[t] = rng_below(rng, 8) ? (int32_t)rng_below(rng, (uint32_t)vocab)
-                          : rng_below(rng, 2)   ? vocab
-                                              : unknown_tokens[rng_below(rng, 3)];
-    static const int32_t bad_entries[] = {-1, INT32_MIN, INT32_MAX};
-    for (int64_t i = 0; i < (int64_t)vocab * c->k; ++i)
-        d->table[i] = rng_below(rng, 16) ? (int32_t)rng_below(rng, (uint32_t)c->E)
-                      : rng_below(rng, 2) ? c->E
-                                          : bad_entries[rng_below(rng, 3)];
+    fill_hash_inputs(rng, d->token_ids, rows, d->table, vocab, c->k, c->E);
 }
 
 static void case_data_free(case_data *d) {

@@ -1,7 +1,8 @@
 /* The routing flavours on the GPU against the host reference: no
  * renormalization, scaling factors, sigmoid and sqrt-softplus scoring with
  * and without a correction bias, grouped top-k, expert parallelism by range and by map,
- * bf16 and fp16 logits, and the model presets that combine them. Ids and
+ * bf16 and fp16 logits, hash routing (token ids and table entries outside
+ * their ranges among them), and the model presets that combine them. Ids and
  * plan bitwise, weights within the contract's tolerance, nothing written
  * outside what the contract says; the three specializations bitwise equal
  * to each other; non-finite logits and biases. In suite soak, random
@@ -56,6 +57,7 @@ typedef struct flavour {
     float scale;
     int ep; /* EP_RANGE: the middle half of the experts; EP_MAP: a random half, junk values elsewhere;
                EP_MAP_SHARED_IDS: E / 4 local ids, each of several experts */
+    int32_t vocab; /* > 0: hash routing over a table of this many token ids (fill_hash_inputs) */
 } flavour;
 
 #define NO_RENORM ALPHAMOE_FLAG_NO_RENORMALIZE
@@ -74,48 +76,58 @@ typedef struct flavour {
  * row's own. */
 static flavour kFlavours[] = {
     {MODEL(QWEN2_MOE), .logits_type = F32, .ep = EP_NONE},
-    {"softmax, no renormalization", NULL, 0, 0, NO_RENORM, SMX, F32, 0, 0, 0.0f, EP_NONE},
-    {"softmax, scaled", NULL, 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
-    {"sigmoid, renormalized", NULL, 0, 0, 0, SIG, F32, 0, 0, 0.0f, EP_NONE},
+    {"softmax, no renormalization", NULL, 0, 0, NO_RENORM, SMX, F32, 0, 0, 0.0f, EP_NONE, 0},
+    {"softmax, scaled", NULL, 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE, 0},
+    {"sigmoid, renormalized", NULL, 0, 0, 0, SIG, F32, 0, 0, 0.0f, EP_NONE, 0},
     {MODEL(LLAMA4), .logits_type = F32, .ep = EP_NONE},
-    {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 0.0f, EP_NONE},
+    {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 0.0f, EP_NONE, 0},
     {MODEL(DEEPSEEK_V3), .logits_type = F32, .ep = EP_NONE},
     {MODEL(KIMI_K2), .logits_type = F32, .ep = EP_NONE},
     {MODEL(GLM_45), .logits_type = F32, .ep = EP_NONE},
-    {"softmax, grouped", NULL, 0, 0, 0, SMX, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE},
-    {"sigmoid, grouped, no bias", NULL, 0, 0, 0, SIG, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE},
+    {"softmax, grouped", NULL, 0, 0, 0, SMX, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE, 0},
+    {"sigmoid, grouped, no bias", NULL, 0, 0, 0, SIG, F32, GROUPS_AUTO, 0, 0.0f, EP_NONE, 0},
     {"sigmoid, bias, grouped, no renormalization", NULL, 0, 0, BIAS | NO_RENORM, SIG, F32, GROUPS_AUTO, 0, 1.5f,
-     EP_NONE},
-    {"bf16 logits", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
-    {"fp16 logits", NULL, 0, 0, 0, SMX, F16, 0, 0, 0.0f, EP_NONE},
-    {"expert parallelism, local range", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE},
-    {"expert parallelism, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
+     EP_NONE, 0},
+    {"bf16 logits", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE, 0},
+    {"fp16 logits", NULL, 0, 0, 0, SMX, F16, 0, 0, 0.0f, EP_NONE, 0},
+    {"expert parallelism, local range", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_RANGE, 0},
+    {"expert parallelism, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP, 0},
     {"deepseek-v3 on bf16 with an expert map", &kModelPresets[PRESET_DEEPSEEK_V3], .logits_type = BF16, .ep = EP_MAP},
     {"expert parallelism, a map giving several experts one local id", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f,
-     EP_MAP_SHARED_IDS},
+     EP_MAP_SHARED_IDS, 0},
     /* 16 groups of 32: at one token the CTA ranks the first (16 maxima of
      * 16 experts in the kept groups, k = 10); the second keeps too few
      * (6 maxima) and hands the token to warp 0. */
-    {"sigmoid, bias, 16 groups of 32 keep 8", NULL, 512, 10, BIAS, SIG, F32, 16, 8, 1.0f, EP_NONE},
-    {"sigmoid, bias, 16 groups of 32 keep 3", NULL, 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE},
-    {"sigmoid, fp16, local range, scaled", NULL, 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE},
+    {"sigmoid, bias, 16 groups of 32 keep 8", NULL, 512, 10, BIAS, SIG, F32, 16, 8, 1.0f, EP_NONE, 0},
+    {"sigmoid, bias, 16 groups of 32 keep 3", NULL, 512, 10, BIAS, SIG, F32, 16, 3, 1.0f, EP_NONE, 0},
+    {"sigmoid, fp16, local range, scaled", NULL, 0, 0, NO_RENORM, SIG, F16, 0, 0, 0.5f, EP_RANGE, 0},
     {MODEL(DEEPSEEK_V4_FLASH), .logits_type = F32, .ep = EP_NONE},
     {MODEL(DEEPSEEK_V4_PRO), .logits_type = F32, .ep = EP_NONE},
     {"deepseek-v4-pro on bf16 with an expert map", &kModelPresets[PRESET_DEEPSEEK_V4_PRO], .logits_type = BF16,
      .ep = EP_MAP},
-    {"sqrt-softplus, renormalized", NULL, 0, 0, 0, SSP, F32, 0, 0, 0.0f, EP_NONE},
-    {"sqrt-softplus, no renormalization, scaled", NULL, 0, 0, NO_RENORM, SSP, F32, 0, 0, 2.5f, EP_NONE},
+    {"sqrt-softplus, renormalized", NULL, 0, 0, 0, SSP, F32, 0, 0, 0.0f, EP_NONE, 0},
+    {"sqrt-softplus, no renormalization, scaled", NULL, 0, 0, NO_RENORM, SSP, F32, 0, 0, 2.5f, EP_NONE, 0},
     {"sqrt-softplus with correction bias, no renormalization", NULL, 0, 0, BIAS | NO_RENORM, SSP, F32, 0, 0, 0.0f,
-     EP_NONE},
-    {"sqrt-softplus, bias, grouped, fp16", NULL, 0, 0, BIAS, SSP, F16, GROUPS_AUTO, 0, 1.5f, EP_NONE},
+     EP_NONE, 0},
+    {"sqrt-softplus, bias, grouped, fp16", NULL, 0, 0, BIAS, SSP, F16, GROUPS_AUTO, 0, 1.5f, EP_NONE, 0},
     /* Rows and top-k past the narrow kernels': the wide kernels. */
     {MODEL(KIMI_K3), .logits_type = F32, .ep = EP_NONE},
-    {"2048 experts top-32, sigmoid, bias, bf16, expert map", NULL, 2048, 32, BIAS, SIG, BF16, 0, 0, 2.5f, EP_MAP},
+    {"2048 experts top-32, sigmoid, bias, bf16, expert map", NULL, 2048, 32, BIAS, SIG, BF16, 0, 0, 2.5f, EP_MAP, 0},
     {"1000 experts top-20, softmax, no renormalization, local range", NULL, 1000, 20, NO_RENORM, SMX, F32, 0, 0,
-     0.0f, EP_RANGE},
+     0.0f, EP_RANGE, 0},
     {"600 experts top-17, sqrt-softplus, bias, fp16, shared local ids", NULL, 600, 17, BIAS, SSP, F16, 0, 0, 1.5f,
-     EP_MAP_SHARED_IDS},
-    {"300 experts top-24, sigmoid, no renormalization", NULL, 300, 24, NO_RENORM, SIG, F32, 0, 0, 0.0f, EP_NONE},
+     EP_MAP_SHARED_IDS, 0},
+    {"300 experts top-24, sigmoid, no renormalization", NULL, 300, 24, NO_RENORM, SIG, F32, 0, 0, 0.0f, EP_NONE, 0},
+    /* Hash routing: the wide kernels at every E and k. */
+    {MODEL(DEEPSEEK_V4_HASH), .logits_type = F32, .ep = EP_NONE},
+    {"hash routing, softmax", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE, 1000},
+    {"hash routing, softmax, no renormalization, bf16, expert map", NULL, 0, 0, NO_RENORM, SMX, BF16, 0, 0, 0.0f,
+     EP_MAP, 300},
+    {"hash routing, sigmoid, local range, scaled", NULL, 0, 0, 0, SIG, F32, 0, 0, 2.5f, EP_RANGE, 5000},
+    {"hash routing, sqrt-softplus, fp16, shared local ids", NULL, 0, 0, 0, SSP, F16, 0, 0, 1.5f, EP_MAP_SHARED_IDS,
+     7},
+    {"hash routing, 2048 experts top-32, sigmoid, no renormalization", NULL, 2048, 32, NO_RENORM, SIG, F32, 0, 0,
+     0.0f, EP_NONE, 777},
 };
 
 static void take_model_presets(void) {
@@ -131,6 +143,7 @@ static void take_model_presets(void) {
         f->groups = m->groups;
         f->topk_groups = m->topk_groups;
         f->scale = m->scale;
+        f->vocab = m->vocab;
     }
 }
 
@@ -162,6 +175,10 @@ static alphamoe_params case_params(const route_case *c) {
     alphamoe_params p = test_params(c->E, c->k, c->block_m, c->max_tokens > c->M ? c->max_tokens : c->M,
                                     f->flags | c->extra_flags);
     p.force_specialization = c->force;
+    if (f->vocab > 0) { /* hash routing takes no shared expert */
+        p.flags = (p.flags & ~(uint32_t)ALPHAMOE_FLAG_SHARED_EXPERT) | ALPHAMOE_FLAG_HASH_ROUTING;
+        p.vocab_size = f->vocab;
+    }
     p.scoring = f->scoring;
     p.logits_type = f->logits_type;
     p.routed_scaling_factor = f->scale;
@@ -218,9 +235,11 @@ typedef struct case_inputs {
     float *values;  /* host, what the router sees */
     float *bias;
     int32_t *map;
+    int32_t *token_ids, *table; /* hash routing's, [M] and [vocab, k] */
     void *device_logits;
     float *device_bias;
     int32_t *device_map;
+    int32_t *device_token_ids, *device_table;
     host_plan expected; /* alphamoe_route_host */
 } case_inputs;
 
@@ -249,10 +268,19 @@ static void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
     in->device_logits = device_copy(in->logits, (size_t)n * logits_type_bytes(p.logits_type));
     in->device_bias = device_copy(in->bias, (size_t)c->E * sizeof(float));
     in->device_map = device_copy(in->map, (size_t)c->E * sizeof(int32_t));
+    const int32_t vocab = p.vocab_size > 0 ? p.vocab_size : 1;
+    in->token_ids = malloc((size_t)rows * sizeof *in->token_ids);
+    in->table = malloc((size_t)vocab * (size_t)c->k * sizeof *in->table);
+    assert_true(in->token_ids && in->table);
+    fill_hash_inputs(rng, in->token_ids, rows, in->table, vocab, c->k, c->E);
+    in->device_token_ids = device_copy(in->token_ids, (size_t)rows * sizeof(int32_t));
+    in->device_table = device_copy(in->table, (size_t)vocab * (size_t)c->k * sizeof(int32_t));
 
     assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
     in->expected.buffers.correction_bias = in->bias;
     in->expected.buffers.expert_map = in->map;
+    in->expected.buffers.token_ids = in->token_ids;
+    in->expected.buffers.hash_table = in->table;
     host_plan_poison(&in->expected);
     ROUTE_OK(alphamoe_route_host(in->router, c->M, in->logits, &in->expected.buffers));
     char why[512];
@@ -264,6 +292,10 @@ static void inputs_free(case_inputs *in) {
     CUDA_OK(cudaFree(in->device_logits));
     CUDA_OK(cudaFree(in->device_bias));
     CUDA_OK(cudaFree(in->device_map));
+    CUDA_OK(cudaFree(in->device_token_ids));
+    CUDA_OK(cudaFree(in->device_table));
+    free(in->token_ids);
+    free(in->table);
     free(in->logits);
     free(in->values);
     free(in->bias);
@@ -274,6 +306,8 @@ static void inputs_free(case_inputs *in) {
 static void plan_attach_inputs(device_plan *d, const case_inputs *in) {
     d->buffers.correction_bias = in->device_bias;
     d->buffers.expert_map = in->device_map;
+    d->buffers.token_ids = in->device_token_ids;
+    d->buffers.hash_table = in->device_table;
     d->mirror.buffers.expert_map = in->map; /* for validate_plan on the readback */
 }
 
@@ -629,19 +663,20 @@ static void gpu_flavours_entry_points_agree(void **state) {
      * (the flavoured kernels' half_logits entry points); sigmoid with a
      * bias, alone and over groups of 32 (the CTA rankings, the token-CTA
      * grids); sqrt-softplus with a bias over fp32 and bf16 (its kernels);
-     * an expert map; top-20 and rows past 512 experts (the wide kernels,
-     * every row width). */
+     * an expert map; top-20, rows past 512 experts and hash routing (the
+     * wide kernels, every row width). */
     static const flavour kinds[] = {
-        {"softmax, renormalized", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE},
-        {"softmax over bf16", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE},
-        {"softmax, scaled", NULL, 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
-        {"softmax over fp16, scaled", NULL, 0, 0, 0, SMX, F16, 0, 0, 2.5f, EP_NONE},
-        {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE},
-        {"sigmoid with correction bias, groups of 32", NULL, 256, 8, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE},
-        {"sqrt-softplus with correction bias", NULL, 0, 0, BIAS, SSP, F32, 0, 0, 2.5f, EP_NONE},
-        {"sqrt-softplus over bf16 with correction bias", NULL, 0, 0, BIAS, SSP, BF16, 0, 0, 1.5f, EP_NONE},
-        {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP},
-        {"softmax, scaled, top-20", NULL, 0, 20, 0, SMX, F32, 0, 0, 2.5f, EP_NONE},
+        {"softmax, renormalized", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE, 0},
+        {"softmax over bf16", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE, 0},
+        {"softmax, scaled", NULL, 0, 0, 0, SMX, F32, 0, 0, 2.5f, EP_NONE, 0},
+        {"softmax over fp16, scaled", NULL, 0, 0, 0, SMX, F16, 0, 0, 2.5f, EP_NONE, 0},
+        {"sigmoid with correction bias", NULL, 0, 0, BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE, 0},
+        {"sigmoid with correction bias, groups of 32", NULL, 256, 8, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE, 0},
+        {"sqrt-softplus with correction bias", NULL, 0, 0, BIAS, SSP, F32, 0, 0, 2.5f, EP_NONE, 0},
+        {"sqrt-softplus over bf16 with correction bias", NULL, 0, 0, BIAS, SSP, BF16, 0, 0, 1.5f, EP_NONE, 0},
+        {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP, 0},
+        {"softmax, scaled, top-20", NULL, 0, 20, 0, SMX, F32, 0, 0, 2.5f, EP_NONE, 0},
+        {"hash routing, sqrt-softplus", NULL, 0, 0, 0, SSP, F32, 0, 0, 2.5f, EP_NONE, 1000},
     };
     static const int32_t experts[] = {8, 60, 128, 256, 512, 1024, 2048};
     static const int32_t tokens[] = {1, 8, 16, 64, 4096};
@@ -927,9 +962,10 @@ static int32_t random_divisor(test_rng *rng, int32_t E, int32_t most) {
 
 /* Any scoring, correction bias, grouping (up to the kernels' 32 groups;
  * groups of 32 experts, the CTA ranking's, a quarter of the time),
- * normalization, scale, logits type and expert parallelism. The groups
- * kept start at a random count; draw_flavour_case raises it to hold k,
- * then names the flavour. */
+ * normalization, scale, logits type and expert parallelism, and hash
+ * routing where no groups or bias were drawn. The groups kept start at a
+ * random count; draw_flavour_case raises it to hold k, then names the
+ * flavour. */
 static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
     static const int32_t types[] = {F32, F32, BF16, F16};
     static const float scales[] = {0.0f, 0.0f, 1.0f, 2.5f, 2.827f, 0.5f};
@@ -947,15 +983,16 @@ static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
     f->topk_groups = f->groups > 1 ? 1 + (int32_t)rng_below(rng, (uint32_t)f->groups) : 0;
     f->scale = scales[rng_below(rng, COUNT(scales))];
     f->ep = rng_below(rng, 3) == 0 ? 1 + (int)rng_below(rng, 3) : EP_NONE;
+    if (f->groups == 0 && !(f->flags & BIAS) && rng_below(rng, 4) == 0) f->vocab = 1 + (int32_t)rng_below(rng, 5000);
 }
 
 static void name_random_flavour(random_flavour *rf) {
     static const char *const ep_names[] = {"", ", local range", ", expert map", ", map of shared ids"};
     const flavour *f = &rf->f;
-    snprintf(rf->name, sizeof rf->name, "random: %s%s%s, %s logits, %d groups keep %d, scale %g%s",
+    snprintf(rf->name, sizeof rf->name, "random: %s%s%s, %s logits, %d groups keep %d, scale %g%s, vocab %d",
              scoring_name(f->scoring), (f->flags & BIAS) ? " with bias" : "",
              (f->flags & NO_RENORM) ? ", no renormalization" : "", logits_type_name(f->logits_type), f->groups,
-             f->topk_groups, (double)f->scale, ep_names[f->ep]);
+             f->topk_groups, (double)f->scale, ep_names[f->ep], f->vocab);
     rf->f.name = rf->name;
 }
 

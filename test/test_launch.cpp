@@ -125,11 +125,13 @@ EntryName parse_entry_name(const std::string &name) {
 }
 
 /* Calls the wide kernels run (test_support.h). */
-bool wide_call(const alphamoe_params &p) { return gpu_wide_call(p.num_experts, p.top_k) != 0; }
+bool wide_call(const alphamoe_params &p) { return gpu_wide_call(&p) != 0; }
 
 /* The row width (slots of 32) of the call's candidates: the narrowest power
- * of two holding them, at least 16 in the wide kernels. */
+ * of two holding them, at least 16 in the wide kernels; 16 for hash
+ * routing, which ranks no row. */
 int row_slots(const alphamoe_params &p) {
+    if (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) return 16;
     const int32_t candidates = (p.flags & ALPHAMOE_FLAG_SHARED_EXPERT) ? p.num_experts - 1 : p.num_experts;
     int slots = wide_call(p) ? 16 : 1;
     while (32 * slots < candidates) slots *= 2;
@@ -287,8 +289,10 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(block_m, p.block_m);
     ARG(capacity, c.z.sorted_token_ids.elements);
     ARG(tokens_per_cta, s.tokens_per_cta);
+    const bool hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
-                                              ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) |
+                                              ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |
+                                              ALPHAMOE_FLAG_HASH_ROUTING)) |
                                   (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u) |
                                   (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe::kFlagSqrtSoftplus : 0u);
     ARG(flags, kernel_flags | expected_plan_bits(p, M, s, e));
@@ -300,6 +304,9 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(topk_groups, p.topk_groups);
     ARG(local_begin, p.local_expert_begin);
     ARG(plan_experts, p.local_expert_count);
+    ARG(token_ids, hashed ? b.token_ids : nullptr);
+    ARG(hash_table, hashed ? b.hash_table : nullptr);
+    ARG(vocab_size, hashed ? p.vocab_size : 0);
     // Divisors: exact for a spread of numerators below 2^31.
     static const uint32_t numerators[] = {0, 1, 7, 255, 256, 4095, 65537, 1000003, 123456789, 2147483646, 2147483647};
     for (uint32_t n : numerators)
@@ -430,6 +437,7 @@ void check_candidates(const Call &c, const alphamoe_device_attributes &d, const 
 float g_logits[16];  // never read: the fake driver runs nothing
 float g_bias[ALPHAMOE_MAX_EXPERTS];
 int32_t g_map[ALPHAMOE_MAX_EXPERTS];
+int32_t g_token_ids[8], g_hash_table[8];  // never read: the fake driver runs no kernel
 
 /* Routes M tokens with r through the fake driver and checks every launch.
  * refuse: the first launch is refused with this result (0: none). */
@@ -456,6 +464,8 @@ void route_and_check(alphamoe_router *r, int32_t M, test_rng *rng, CUresult refu
     c.b.workspace_bytes = static_cast<size_t>(c.z.workspace.bytes);
     c.b.correction_bias = g_bias;
     c.b.expert_map = g_map;
+    c.b.token_ids = g_token_ids;
+    c.b.hash_table = g_hash_table;
     c.stream = rng_below(rng, 2) ? nullptr : reinterpret_cast<CUstream>(static_cast<uintptr_t>(0x5000 + 16 * rng_below(rng, 100)));
     char what[512];
     snprintf(what, sizeof what,
@@ -582,6 +592,12 @@ void launch_named(void **) {
         p.flags = ALPHAMOE_FLAG_EXPERT_MAP;
         p.local_expert_count = 300;
     });
+    add("DeepSeek-V4 hash layer", 384, 6, 64, [](alphamoe_params &p) {
+        p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
+        p.flags = ALPHAMOE_FLAG_HASH_ROUTING;
+        p.vocab_size = 129280;
+        p.routed_scaling_factor = 1.5f;
+    });
     for (const Named &n : named) {
         for (int32_t spec = ALPHAMOE_SPECIALIZATION_AUTO; spec <= ALPHAMOE_SPECIALIZATION_LARGE; ++spec) {
             alphamoe_params p = n.p;
@@ -594,8 +610,8 @@ void launch_named(void **) {
 }
 
 /* Random valid parameter sets the kernels run (at most 32 groups, none in
- * the wide kernels), random
- * token counts, some first launches refused. */
+ * the wide kernels; hash routing among them), random token counts, some
+ * first launches refused. */
 void launch_random(void **) {
     test_rng rng;
     rng_seed_for_test(&rng, 0x7002);
@@ -627,6 +643,10 @@ void launch_random(void **) {
                 p.topk_groups = keep;
             }
             if (rng_below(&rng, 3) == 0) p.routed_scaling_factor = rng_below(&rng, 2) ? 2.5f : 0.5f;
+            if (p.num_groups <= 1 && !(p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && rng_below(&rng, 4) == 0) {
+                p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+                p.vocab_size = 1 + static_cast<int32_t>(rng_below(&rng, 200000));
+            }
             switch (rng_below(&rng, 4)) {
             case 1:
                 p.local_expert_count = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(E)));

@@ -1218,8 +1218,7 @@ static void test_unsupported_flavour_status(void **state) {
     d.cooperative_ctas_per_sm = 1;
     d.cooperative_launch = 1;
     /* The kernels run every valid flavour but more than kMaxGpuGroups (32)
-     * groups (the grouped selection keeps one group score per lane) and
-     * hash routing (they read no table yet). */
+     * groups (the grouped selection keeps one group score per lane). */
     enum { VARIANTS = 15 };
     static const char *const names[VARIANTS] = {"first version", "no renormalization", "sigmoid", "sigmoid + bias",
                                                 "groups", "scaling factor", "bf16 logits", "fp16 logits",
@@ -1254,7 +1253,7 @@ static void test_unsupported_flavour_status(void **state) {
             break;
         default: break;
         }
-        const int supported = p.num_groups <= 32 && !(p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
+        const int supported = p.num_groups <= 32;
         alphamoe_router *r = expect_create_ok(&p, names[v]);
         alphamoe_selection sel;
         memset(&sel, 0x6B, sizeof sel);
@@ -1330,7 +1329,7 @@ static void test_unsupported_flavour_status(void **state) {
         memset(&normalized, 0, sizeof normalized);
         normalized.struct_size = sizeof normalized;
         assert_int_equal(alphamoe_router_get_params(r, &normalized), ALPHAMOE_OK);
-        const int supported = normalized.num_groups <= (gpu_wide_call(normalized.num_experts, normalized.top_k) ? 1 : 32);
+        const int supported = normalized.num_groups <= (gpu_wide_call(&normalized) ? 1 : 32);
         alphamoe_selection sel;
         memset(&sel, 0, sizeof sel);
         sel.struct_size = sizeof sel;
@@ -1605,14 +1604,13 @@ static alphamoe_params router_params(const alphamoe_router *r) {
     assert_int_equal(alphamoe_router_get_params(r, &p), ALPHAMOE_OK);
     return p;
 }
-static int32_t router_top_k(const alphamoe_router *r) { return router_params(r).top_k; }
-static int32_t router_experts(const alphamoe_router *r) { return router_params(r).num_experts; }
 
 /* Checks one selection against the launch invariants; returns the chosen
  * specialization. */
 static int check_selection(const alphamoe_router *r, int forced, int32_t M, const alphamoe_device_attributes *d) {
     alphamoe_selection s = blank_selection();
     const alphamoe_status st = alphamoe_router_select(r, M, d, &s);
+    const alphamoe_params rp = router_params(r);
     if (st != ALPHAMOE_OK)
         fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s", spec_name(forced), M, d->multiprocessor_count,
                  d->cooperative_ctas_per_sm, alphamoe_status_string(st));
@@ -1622,7 +1620,7 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     if (s.struct_size != sizeof s) why = "struct_size not kept";
     else if (grid < 1) why = "grid_ctas < 1";
     else if (grid > 256) why = "grid_ctas > 256";
-    else if (grid > 255 && gpu_wide_call(router_experts(r), router_top_k(r)))
+    else if (grid > 255 && gpu_wide_call(&rp))
         why = "a wide grid keeps its totals in the count table's row after its CTAs': at most 255";
     else if (per < 1) why = "tokens_per_cta < 1";
     else if (grid * per < M) why = "grid does not cover every token";
@@ -1642,7 +1640,7 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8)
         why = "small up to 256 tokens is one cluster of at most 8 CTAs";
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
-             !large_grid_holds(M, d->multiprocessor_count, router_experts(r), router_top_k(r)))
+             !large_grid_holds(M, d->multiprocessor_count, &rp))
         why = "large past its group sums' 2^27 pairs";
     if (why)
         fail_msg("select(%s, M=%d, SMs=%d, occ=%d): %s (spec %d grid %d per_cta %d threads %d arch %d coop %d)",
@@ -1908,6 +1906,7 @@ static void test_select_extreme_attributes(void **state) {
     };
     for (int forced = ALPHAMOE_SPECIALIZATION_AUTO; forced <= ALPHAMOE_SPECIALIZATION_LARGE; ++forced) {
         alphamoe_router *big = make_router(1, 1, 1, INT32_MAX, 0u, forced);
+        const alphamoe_params big_params = router_params(big);
         alphamoe_router *wide = make_router(512, 16, 256, 100000, ALPHAMOE_FLAG_SHARED_EXPERT, forced);
         /* The wide kernels' rows: at most 255 CTAs on any device. */
         alphamoe_router *widest = make_router(2048, 32, 64, 100000, 0u, forced);
@@ -1920,7 +1919,7 @@ static void test_select_extreme_attributes(void **state) {
             const int32_t big_tokens[] = {0, 1, 17, 513, INT32_MAX - 255, INT32_MAX - 1, INT32_MAX,
                                           (int32_t)rng_below(&rng, INT32_MAX)};
             for (size_t m = 0; m < sizeof big_tokens / sizeof big_tokens[0]; ++m) {
-                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(big_tokens[m], d->multiprocessor_count, 1, 1))
+                if (forced == ALPHAMOE_SPECIALIZATION_LARGE && !large_grid_holds(big_tokens[m], d->multiprocessor_count, &big_params))
                     expect_select_status(big, big_tokens[m], d, ALPHAMOE_ERROR_UNSUPPORTED_DEVICE,
                                          "forced large past 2^27 pairs per group");
                 else

@@ -44,6 +44,9 @@ static void print_flavour(const session *s) {
     if (p->num_groups > 1) printf(", %" PRId32 " groups keep %" PRId32, p->num_groups, p->topk_groups);
     if (p->routed_scaling_factor != 1.0f) printf(", scaled by %g", (double)p->routed_scaling_factor);
     printf("; logits %s\n", logits_type_name(p->logits_type));
+    if (p->flags & ALPHAMOE_FLAG_HASH_ROUTING)
+        printf("hash routing:   experts from a random table of %" PRId32 " token ids, random token ids (seed %" PRIu64
+               ")\n", p->vocab_size, s->opt.seed);
     if ((p->flags & ALPHAMOE_FLAG_EXPERT_MAP) && s->file_map)
         printf("expert parallel: expert map of %" PRId32 " local experts from %s\n", p->local_expert_count,
                s->opt.map_file);

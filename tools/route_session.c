@@ -176,8 +176,8 @@ int make_inputs(session *s) {
         return -1;
     }
     const size_t E = (size_t)p->num_experts;
+    fixture_fill_inputs(&s->route, s->opt.seed ^ 0xB1A5B1A5ull);
     if (s->route.host_bias && s->file_bias) memcpy(s->route.host_bias, s->file_bias, E * sizeof(float));
-    else if (s->route.host_bias) random_bias(s->opt.seed ^ 0xB1A5B1A5ull, s->route.host_bias, p->num_experts);
     if (s->route.host_map && s->file_map) memcpy(s->route.host_map, s->file_map, E * sizeof(int32_t));
     else if (s->route.host_map)
         random_expert_map(s->opt.seed, s->route.host_map, p->num_experts, p->local_expert_count);
@@ -186,7 +186,7 @@ int make_inputs(session *s) {
 
 int route_reference(session *s) {
     const route_fixture *f = &s->route;
-    const alphamoe_buffers b = buffers_for(&s->reference, &f->sizes, NULL, 0, f->host_bias, f->host_map);
+    const alphamoe_buffers b = fixture_host_buffers(f, &s->reference);
     ROUTER_TRY(alphamoe_route_host(f->router, s->opt.tokens, s->typed_logits, &b));
     return 0;
 }

@@ -45,10 +45,9 @@
 #define FUZZ_MAX_GPU_GROUPS 32
 
 /* Whether the kernels implement the flavour (router.h): up to 32 groups,
- * no hash routing. */
+ * none in the wide kernels. */
 static int gpu_runs_flavour(const alphamoe_params *p) {
-    const int32_t max_groups = gpu_wide_call(p->num_experts, p->top_k) ? 1 : FUZZ_MAX_GPU_GROUPS;
-    return p->num_groups <= max_groups && !(p->flags & ALPHAMOE_FLAG_HASH_ROUTING);
+    return p->num_groups <= (gpu_wide_call(p) ? 1 : FUZZ_MAX_GPU_GROUPS);
 }
 
 static const int32_t kImageArchs[] = {ALPHAMOE_EXPECTED_ARCHS};
@@ -376,7 +375,7 @@ static void check_select(const alphamoe_router *r, const alphamoe_params *p, int
      * (over a billion pairs on 132 SMs; the library's own choice falls back
      * to small). */
     const int large_refused = p->force_specialization == ALPHAMOE_SPECIALIZATION_LARGE && sane && can_cooperate &&
-                              !large_grid_holds(M, d.multiprocessor_count, p->num_experts, p->top_k);
+                              !large_grid_holds(M, d.multiprocessor_count, p);
 
     alphamoe_selection s, before;
     memset(&s, 0xA5, sizeof s);

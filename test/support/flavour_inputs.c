@@ -47,3 +47,16 @@ void fill_expert_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk
 void fill_expert_map_with_shared_ids(test_rng *rng, int32_t *map, int32_t E, int32_t L) {
     for (int32_t e = 0; e < E; ++e) map[e] = rng_below(rng, 4) == 0 ? -1 : (int32_t)rng_below(rng, (uint32_t)L);
 }
+
+void fill_hash_inputs(test_rng *rng, int32_t *token_ids, int32_t M, int32_t *table, int32_t vocab, int32_t k,
+                      int32_t E) {
+    static const int32_t unknown[] = {-1, INT32_MIN, INT32_MAX};
+    for (int32_t t = 0; t < M; ++t)
+        token_ids[t] = rng_below(rng, 8)   ? (int32_t)rng_below(rng, (uint32_t)vocab)
+                       : rng_below(rng, 2) ? vocab
+                                           : unknown[rng_below(rng, 3)];
+    for (int64_t i = 0; i < (int64_t)vocab * k; ++i)
+        table[i] = rng_below(rng, 16) ? (int32_t)rng_below(rng, (uint32_t)E)
+                   : rng_below(rng, 2) ? E
+                                       : unknown[rng_below(rng, 3)];
+}

@@ -1,5 +1,6 @@
 /* Per-expert inputs of the routing flavours for the tests: correction
- * biases of several kinds and expert maps. */
+ * biases of several kinds, expert maps, hash routing's token ids and
+ * tables. */
 #ifndef ALPHAMOE_TEST_FLAVOUR_INPUTS_H
 #define ALPHAMOE_TEST_FLAVOUR_INPUTS_H
 
@@ -27,5 +28,12 @@ void fill_expert_map(test_rng *rng, int32_t *map, int32_t E, int32_t L, int junk
 /* A map that gives several global experts one local id: each of the E
  * experts a random local id in [0, L), or (one in four) -1. */
 void fill_expert_map_with_shared_ids(test_rng *rng, int32_t *map, int32_t E, int32_t L);
+
+/* Hash routing's inputs: M token ids, one in eight outside [0, vocab)
+ * (vocab itself, -1, INT32_MIN, INT32_MAX); a [vocab, k] table of experts
+ * in [0, E), repeats within a row allowed, one entry in sixteen outside
+ * (E, -1, INT32_MIN, INT32_MAX). */
+void fill_hash_inputs(test_rng *rng, int32_t *token_ids, int32_t M, int32_t *table, int32_t vocab, int32_t k,
+                      int32_t E);
 
 #endif

@@ -442,10 +442,13 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
     return blocks * block_m;
 }
 
-int gpu_wide_call(int32_t E, int32_t k) { return E > 512 || k > 16; }
+int gpu_wide_call(const alphamoe_params *p) {
+    return p->num_experts > 512 || p->top_k > 16 || (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
+}
 
-int large_grid_holds(int32_t M, int32_t sms, int32_t E, int32_t k) {
-    if (gpu_wide_call(E, k)) return 1;
+int large_grid_holds(int32_t M, int32_t sms, const alphamoe_params *p) {
+    if (gpu_wide_call(p)) return 1;
+    const int32_t k = p->top_k;
     const int64_t max_ctas = sms < 256 ? sms : 256;
     const int64_t tokens = M > 0 ? M : 1;
     int64_t per = (tokens + max_ctas - 1) / max_ctas;

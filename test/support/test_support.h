@@ -110,12 +110,12 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m);
  * least 8 on each, in ceil(sqrt(grid)) groups, and a group's tokens times
  * k must stay below 2^27 (kernels/route_args.h). The wide kernels' grid
  * (gpu_wide_call) keeps no group sums and holds every call. */
-int large_grid_holds(int32_t M, int32_t sms, int32_t E, int32_t k);
+int large_grid_holds(int32_t M, int32_t sms, const alphamoe_params *p);
 
-/* Whether the GPU routes a call of E experts and top-k k with its wide
- * kernels (E > 512 or k > 16), which rank no groups: such a router with
- * groups is a flavour the GPU refuses. */
-int gpu_wide_call(int32_t E, int32_t k);
+/* Whether the GPU routes calls of the router p with its wide kernels
+ * (E > 512, k > 16, or hash routing), which rank no groups: such a router
+ * with groups is a flavour the GPU refuses. */
+int gpu_wide_call(const alphamoe_params *p);
 
 /* A router for the given shape (max_tokens = M, or 1 when M == 0).
  * Aborts on failure: tests build only valid shapes with it. */

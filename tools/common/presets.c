@@ -22,6 +22,10 @@ const model_preset kModelPresets[PRESET_COUNT] = {
                                   "DeepSeek-V4-Flash: sqrt-softplus, bias, top-6 of 256, scale 1.5"},
     [PRESET_DEEPSEEK_V4_PRO] = {"deepseek-v4-pro", 384, 6, SSP, BIAS, 0, 0, 2.5f,
                                 "DeepSeek-V4-Pro: sqrt-softplus, bias, top-6 of 384, scale 2.5"},
+    [PRESET_DEEPSEEK_V4_HASH] = {"deepseek-v4-hash", 384, 6, SSP, 0u, 0, 0, 2.5f,
+                                 "DeepSeek-V4-Pro's hash layers: top-6 of 384 by token id, sqrt-softplus weights, "
+                                 "scale 2.5",
+                                 129280},
     [PRESET_QWEN2_MOE] = {"qwen2-moe", 60, 4, SMX, NO_RENORM, 0, 0, 0.0f,
                           "Qwen1.5/Qwen2-MoE: softmax top-4 of 60, full-row probabilities (no renormalization)"},
     [PRESET_LLAMA4] = {"llama4", 16, 1, SIG, NO_RENORM, 0, 0, 0.0f,
@@ -45,4 +49,8 @@ void preset_flavour(const model_preset *m, alphamoe_params *p) {
     p->num_groups = m->groups;
     p->topk_groups = m->topk_groups;
     p->routed_scaling_factor = m->scale;
+    if (m->vocab > 0) {
+        p->flags |= ALPHAMOE_FLAG_HASH_ROUTING;
+        p->vocab_size = m->vocab;
+    }
 }

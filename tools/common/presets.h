@@ -20,6 +20,7 @@ typedef struct model_preset {
     int32_t topk_groups;
     float scale;          /* 0: 1 */
     const char *note;     /* the model, for --help */
+    int32_t vocab;        /* > 0: hash routing, the experts from a random table of this many token ids */
 } model_preset;
 
 enum {
@@ -31,6 +32,7 @@ enum {
     PRESET_GLM_45,
     PRESET_DEEPSEEK_V4_FLASH,
     PRESET_DEEPSEEK_V4_PRO,
+    PRESET_DEEPSEEK_V4_HASH,
     PRESET_QWEN2_MOE,
     PRESET_LLAMA4,
     PRESET_MIXTRAL,

@@ -78,3 +78,9 @@ void random_expert_map(uint64_t seed, int32_t *map, int32_t E, int32_t count) {
     for (int32_t l = 0; l < count && l < E; ++l) map[order[l]] = l;
     free(order);
 }
+
+void random_hash_inputs(uint64_t state, int32_t *token_ids, int32_t M, int32_t *table, int32_t vocab, int32_t k,
+                        int32_t E) {
+    for (int32_t t = 0; t < M; ++t) token_ids[t] = (int32_t)(splitmix64(&state) % (uint64_t)vocab);
+    for (int64_t i = 0; i < (int64_t)vocab * k; ++i) table[i] = (int32_t)(splitmix64(&state) % (uint64_t)E);
+}

@@ -33,4 +33,9 @@ void random_bias(uint64_t state, float *bias, int32_t E);
  * random order; -1 for the rest. */
 void random_expert_map(uint64_t seed, int32_t *map, int32_t E, int32_t count);
 
+/* Hash routing's inputs: M token ids uniform in [0, vocab), and a
+ * [vocab, k] table of experts uniform in [0, E). */
+void random_hash_inputs(uint64_t state, int32_t *token_ids, int32_t M, int32_t *table, int32_t vocab, int32_t k,
+                        int32_t E);
+
 #endif

@@ -83,7 +83,7 @@ static int run_and_reference(const route_fixture *f, cudaStream_t stream, issue_
     CUDA_TRY(cudaStreamSynchronize(stream));
     CUDA_TRY(outputs_copy(got, &dev, &f->sizes, 0, cudaMemcpyDeviceToHost, stream));
     CUDA_TRY(cudaMemcpy(logits, f->logits, (size_t)fixture_logits_bytes(f), cudaMemcpyDeviceToHost));
-    const alphamoe_buffers b = buffers_for(want, &f->sizes, NULL, 0, f->host_bias, f->host_map);
+    const alphamoe_buffers b = fixture_host_buffers(f, want);
     ROUTER_TRY(alphamoe_route_host(f->router, f->tokens, logits, &b));
     return 0;
 }

@@ -8,6 +8,10 @@
 
 int64_t fixture_logits_count(const route_fixture *f) { return (int64_t)f->tokens * f->params.num_experts; }
 
+static size_t hash_table_count(const route_fixture *f) {
+    return (size_t)f->params.vocab_size * (size_t)f->params.top_k;
+}
+
 int64_t fixture_logits_bytes(const route_fixture *f) {
     return fixture_logits_count(f) * (int64_t)logits_type_size(f->params.logits_type);
 }
@@ -25,9 +29,29 @@ alphamoe_status fixture_router(route_fixture *f, const alphamoe_params *p, int32
     const size_t E = (size_t)f->params.num_experts;
     if (f->params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) f->host_bias = calloc(E, sizeof(*f->host_bias));
     if (f->params.flags & ALPHAMOE_FLAG_EXPERT_MAP) f->host_map = calloc(E, sizeof(*f->host_map));
+    const bool hashed = (f->params.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
+    if (hashed) {
+        f->host_token_ids = calloc(tokens > 0 ? (size_t)tokens : 1, sizeof(int32_t));
+        f->host_hash_table = calloc(hash_table_count(f), sizeof(int32_t));
+    }
     const bool missing = ((f->params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && f->host_bias == NULL) ||
-                         ((f->params.flags & ALPHAMOE_FLAG_EXPERT_MAP) && f->host_map == NULL);
+                         ((f->params.flags & ALPHAMOE_FLAG_EXPERT_MAP) && f->host_map == NULL) ||
+                         (hashed && (f->host_token_ids == NULL || f->host_hash_table == NULL));
     return missing ? ALPHAMOE_ERROR_OUT_OF_MEMORY : ALPHAMOE_OK;
+}
+
+void fixture_fill_inputs(route_fixture *f, uint64_t seed) {
+    if (f->host_bias) random_bias(seed, f->host_bias, f->params.num_experts);
+    if (f->host_token_ids)
+        random_hash_inputs(seed ^ 0x4A54ull, f->host_token_ids, f->tokens, f->host_hash_table, f->params.vocab_size,
+                           f->params.top_k, f->params.num_experts);
+}
+
+alphamoe_buffers fixture_host_buffers(const route_fixture *f, const output_set *s) {
+    alphamoe_buffers b = buffers_for(s, &f->sizes, NULL, 0, f->host_bias, f->host_map);
+    b.token_ids = f->host_token_ids;
+    b.hash_table = f->host_hash_table;
+    return b;
 }
 
 /* The buffers of fixture_alloc in the order it takes them. */
@@ -38,8 +62,9 @@ typedef struct device_buffer {
     const void *upload; /* host data copied in, or NULL */
 } device_buffer;
 
-/* The logits, the outputs, the workspace, the bias and the map. */
-#define FIXTURE_BUFFERS (OUTPUT_COUNT + 4)
+/* The logits, the outputs, the workspace, the bias, the map, the token
+ * ids and the table. */
+#define FIXTURE_BUFFERS (OUTPUT_COUNT + 6)
 
 static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional, device_buffer list[FIXTURE_BUFFERS]) {
     const size_t E = (size_t)f->params.num_experts;
@@ -54,6 +79,12 @@ static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional,
                                                   "the correction bias", f->host_bias};
     if (f->host_map) list[n++] = (device_buffer){(void **)&f->buffers.expert_map, E * sizeof(int32_t),
                                                  "the expert map", f->host_map};
+    if (f->host_token_ids) {
+        list[n++] = (device_buffer){(void **)&f->buffers.token_ids, alloc_bytes((int64_t)f->tokens * 4),
+                                    "the token ids", f->host_token_ids};
+        list[n++] = (device_buffer){(void **)&f->buffers.hash_table, hash_table_count(f) * sizeof(int32_t),
+                                    "the hash table", f->host_hash_table};
+    }
     return n;
 }
 
@@ -83,9 +114,12 @@ int fixture_alloc(route_fixture *f, device_arena *a, unsigned optional) {
         if ((*list[i].ptr = arena_take(a, list[i].bytes, list[i].what)) == NULL) return -1;
         if (list[i].upload) CUDA_TRY(cudaMemcpy(*list[i].ptr, list[i].upload, list[i].bytes, cudaMemcpyHostToDevice));
     }
-    const void *bias = f->buffers.correction_bias, *map = f->buffers.expert_map;
+    const alphamoe_buffers inputs = f->buffers;
     void *workspace = f->buffers.workspace;
-    f->buffers = buffers_for(&out, &f->sizes, workspace, alloc_bytes(f->sizes.workspace.bytes), bias, map);
+    f->buffers = buffers_for(&out, &f->sizes, workspace, alloc_bytes(f->sizes.workspace.bytes),
+                             inputs.correction_bias, inputs.expert_map);
+    f->buffers.token_ids = inputs.token_ids;
+    f->buffers.hash_table = inputs.hash_table;
     CUDA_TRY(cudaMemset(workspace, 0, f->buffers.workspace_bytes)); /* once, as the contract asks */
     CUDA_TRY(cudaDeviceSynchronize());
     return 0;
@@ -116,5 +150,7 @@ void fixture_destroy(route_fixture *f) {
     alphamoe_router_destroy(f->router);
     free(f->host_bias);
     free(f->host_map);
+    free(f->host_token_ids);
+    free(f->host_hash_table);
     memset(f, 0, sizeof(*f));
 }

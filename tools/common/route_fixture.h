@@ -1,9 +1,10 @@
 /*
  * One router configuration on the device, as alphamoe-route and
  * alphamoe-bench use it: the router and its sizes, the host inputs its
- * flavour reads (correction bias, expert map), and, taken from a device
- * arena in a fixed order, the logits, the outputs, the workspace (zeroed
- * once, as the contract asks), the bias and the map.
+ * flavour reads (correction bias, expert map, hash routing's token ids and
+ * table), and, taken from a device arena in a fixed order, the logits, the
+ * outputs, the workspace (zeroed once, as the contract asks), and those
+ * inputs.
  */
 #ifndef ALPHAMOE_TOOLS_ROUTE_FIXTURE_H
 #define ALPHAMOE_TOOLS_ROUTE_FIXTURE_H
@@ -27,6 +28,8 @@ typedef struct route_fixture {
     int32_t tokens;           /* of every call */
     float *host_bias;         /* [E] where the flavour reads a correction bias, else NULL */
     int32_t *host_map;        /* [E] where it reads an expert map, else NULL */
+    int32_t *host_token_ids;  /* [tokens] with hash routing, else NULL */
+    int32_t *host_hash_table; /* [vocab_size, k] with hash routing, else NULL */
     unsigned optional;        /* OUTPUT_* the device outputs include */
     void *logits;             /* device, [tokens, E] of the router's logits type */
     alphamoe_buffers buffers; /* device */
@@ -34,10 +37,19 @@ typedef struct route_fixture {
 } route_fixture;
 
 /* The router of p (max_tokens included) for calls of `tokens` tokens,
- * its sizes, and zeroed host bias and map where its flavour reads them,
- * for the caller to fill. Returns alphamoe_router_create's status, or
+ * its sizes, and zeroed host inputs where its flavour reads them, for the
+ * caller to fill (fixture_fill_inputs). Returns alphamoe_router_create's status, or
  * ALPHAMOE_ERROR_OUT_OF_MEMORY; the caller reports it. */
 alphamoe_status fixture_router(route_fixture *f, const alphamoe_params *p, int32_t tokens);
+
+/* Fills the host inputs the flavour reads from the generator seed: a
+ * random bias, and hash routing's token ids and table (each entry an
+ * expert); the expert map is the caller's. */
+void fixture_fill_inputs(route_fixture *f, uint64_t seed);
+
+/* Host buffers over the output set s and the fixture's host inputs, for
+ * alphamoe_route_host. */
+alphamoe_buffers fixture_host_buffers(const route_fixture *f, const output_set *s);
 
 /* The device bytes fixture_alloc takes from an arena of its own. */
 size_t fixture_device_bytes(const route_fixture *f, unsigned optional);
@@ -45,7 +57,7 @@ size_t fixture_device_bytes(const route_fixture *f, unsigned optional);
 /* Takes every device buffer from the arena (one fixture at a time): the
  * logits first, so every build of the benchmark reads a shape's logits
  * from the same addresses; the required outputs, the optional ones named,
- * the workspace (zeroed), the bias and the map (uploaded from the host
+ * the workspace (zeroed), the flavour's inputs (uploaded from the host
  * arrays as they stand). */
 int fixture_alloc(route_fixture *f, device_arena *a, unsigned optional);
 
