@@ -238,10 +238,8 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
 }  // namespace
 
 bool device_supports_flavour(const alphamoe_params &p) {
-    // The grouped selection keeps one group score per lane of a warp, and
-    // the wide kernels rank no groups.
-    const int32_t max_groups = wide_call(p) ? 1 : kMaxGpuGroups;
-    return p.num_groups <= max_groups;
+    // The grouped selection keeps one group score per lane of a warp.
+    return p.num_groups <= kMaxGpuGroups;
 }
 
 alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, const alphamoe_device_attributes &device,

@@ -1,7 +1,7 @@
 // The wide kernels (routing 3 in variants.def): rows of more than
 // kMaxExperts experts (up to kWideMaxExperts) or more than kMaxTopK chosen
-// a token (up to kWideMaxTopK), every routing flavour but groups, and every
-// hash-routing call, in one body for the three specializations: tiny is
+// a token (up to kWideMaxTopK), and every hash-routing call, every routing
+// flavour, in one body for the three specializations: tiny is
 // one CTA, small and large a cooperative grid that the host sizes. The
 // narrow kernels' plans keep a thread per expert and 16-bit ids; here a
 // warp ranks a token from its row of dynamic shared memory (or takes its
@@ -201,6 +201,37 @@ __device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_sele
     }
 }
 
+// Grouped selection over a staged row: a group's score from the best two
+// keys of its experts, which the lanes take 32 apart (group_score; the
+// contract's rule, as keep_best_groups has it), then the keys of the
+// groups not kept out, and each lane's best two again.
+template <int S>
+__device__ __forceinline__ void wide_keep_best_groups(const RouteArgs &a, uint32_t *keys, int lane, uint32_t &best,
+                                                      uint32_t &second) {
+    const int groups = a.num_groups;
+    const int size = a.num_experts / groups;
+    const bool pair_sum = (a.flags & kFlagCorrectionBias) && a.num_experts > groups;
+    uint32_t my_group = kNoCandidateKey;  // lane g < groups: the score key of group g
+    for (int g = 0; g < groups; ++g) {
+        uint32_t b = kNoCandidateKey, s = kNoCandidateKey;
+        for (int e = g * size + lane; e < (g + 1) * size; e += 32) merge_best_two(b, s, keys[e], kNoCandidateKey);
+        const uint32_t score = group_score(b, s, pair_sum, lane);
+        if (lane == g) my_group = score;
+    }
+    const uint32_t kept = best_groups(my_group, groups, a.topk_groups, lane);
+    best = second = kNoCandidateKey;
+#pragma unroll 2
+    for (int i = 0; i < S; ++i) {
+        const int e = i * 32 + lane;
+        uint32_t key = keys[e];
+        if (e < a.num_experts && !((kept >> (e / size)) & 1u)) {
+            key = kNoCandidateKey;
+            keys[e] = key;
+        }
+        merge_best_two(best, second, key, kNoCandidateKey);
+    }
+}
+
 // The ranking of a staged row (stage_keys): lane r < n_select receives the
 // r-th expert (its position in the row). warp_rank_keys's method with the
 // bound from the lanes' best two keys: 64 keys of distinct experts, so
@@ -301,6 +332,7 @@ __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, Wid
         const char *row = token_row<true>(a, t);
         uint32_t best, second;
         stage_keys<S>(a, row, r.n_candidates, lane, keys, best, second, key_of);
+        if (!kShared && a.num_groups > 1) wide_keep_best_groups<S>(a, keys, lane, best, second);  // no groups with it
         int32_t id = -1;
         wide_rank_staged<S>(keys, best, second, r.n_select, lane, sh.rank[warp], id);
         write_token<kShared>(a, row, t, id, lane);

@@ -118,6 +118,11 @@ static flavour kFlavours[] = {
     {"600 experts top-17, sqrt-softplus, bias, fp16, shared local ids", NULL, 600, 17, BIAS, SSP, F16, 0, 0, 1.5f,
      EP_MAP_SHARED_IDS, 0},
     {"300 experts top-24, sigmoid, no renormalization", NULL, 300, 24, NO_RENORM, SIG, F32, 0, 0, 0.0f, EP_NONE, 0},
+    {"1024 experts top-24, sigmoid, bias, 32 groups keep 6", NULL, 1024, 24, BIAS, SIG, F32, 32, 6, 2.5f, EP_NONE, 0},
+    {"2048 experts top-32, sqrt-softplus, bias, bf16, 8 groups keep 3, expert map", NULL, 2048, 32, BIAS, SSP, BF16, 8,
+     3, 1.5f, EP_MAP, 0},
+    {"deepseek-v3's groups at top-20", NULL, 256, 20, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE, 0},
+    {"softmax, 3 groups of 300 keep 2, top-17", NULL, 900, 17, 0, SMX, F32, 3, 2, 0.0f, EP_RANGE, 0},
     /* Hash routing: the wide kernels at every E and k. */
     {MODEL(DEEPSEEK_V4_HASH), .logits_type = F32, .ep = EP_NONE},
     {"hash routing, softmax", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE, 1000},
@@ -450,8 +455,8 @@ static void gpu_flavours_grid(void **state) {
 
 /* The library's limits (E up to 2048, k up to 32) over the grid of E and k
  * that crosses the narrow kernels' edges (512 experts, 16 chosen) and the
- * wide kernels' row widths: every flavour of no groups and no model in
- * turn, block_m, M and the specialization cycling, with adversarial
+ * wide kernels' row widths: every flavour of no model and no fixed shape
+ * in turn, block_m, M and the specialization cycling, with adversarial
  * logits every third case and shared experts where softmax allows. */
 static void gpu_flavours_limits_grid(void **state) {
     (void)state;
@@ -467,12 +472,13 @@ static void gpu_flavours_limits_grid(void **state) {
             for (int rep = 0; rep < 3; ++rep, ++idx) {
                 const flavour *f;
                 do f = &kFlavours[fi++ % COUNT(kFlavours)];
-                while (f->model || f->E || f->groups);
+                while (f->model || f->E);
                 route_case c = {f, E, k, kBlockMs[idx % COUNT(kBlockMs)], tokens[idx % COUNT(tokens)], 0,
                                 idx % 4 == 0 ? ALPHAMOE_FLAG_TAIL_FILL : 0u, idx % 4,
                                 idx % 3 == 2 ? (logit_pattern)(idx / 3 % LOGITS_PATTERN_COUNT) : LOGITS_RANDOM,
                                 (bias_pattern)(idx % BIAS_PATTERN_COUNT), idx % 2};
-                if (f->scoring == SMX && k >= 2 && idx % 5 == 0) c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
+                if (f->scoring == SMX && !f->groups && k >= 2 && idx % 5 == 0)
+                    c.extra_flags |= ALPHAMOE_FLAG_SHARED_EXPERT;
                 run_case(&c, &rng);
             }
         }

@@ -609,9 +609,8 @@ void launch_named(void **) {
     }
 }
 
-/* Random valid parameter sets the kernels run (at most 32 groups, none in
- * the wide kernels; hash routing among them), random token counts, some
- * first launches refused. */
+/* Random valid parameter sets the kernels run (at most 32 groups; hash
+ * routing among them), random token counts, some first launches refused. */
 void launch_random(void **) {
     test_rng rng;
     rng_seed_for_test(&rng, 0x7002);
@@ -634,7 +633,7 @@ void launch_random(void **) {
             p.scoring = static_cast<int32_t>(rng_below(&rng, 3));
             if (p.scoring != ALPHAMOE_SCORING_SOFTMAX && rng_below(&rng, 2)) p.flags |= ALPHAMOE_FLAG_CORRECTION_BIAS;
             if (rng_below(&rng, 3) == 0) p.flags |= ALPHAMOE_FLAG_NO_RENORMALIZE;
-            if (rng_below(&rng, 3) == 0 && !wide_call(p)) {  // the wide kernels rank no groups
+            if (rng_below(&rng, 3) == 0) {
                 int32_t g = 1 + static_cast<int32_t>(rng_below(&rng, 32));
                 while (E % g) --g;
                 int32_t keep = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(g)));

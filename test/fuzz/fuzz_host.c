@@ -44,11 +44,8 @@
 /* The kernels' most groups (kMaxGpuGroups): more route on the CPU only. */
 #define FUZZ_MAX_GPU_GROUPS 32
 
-/* Whether the kernels implement the flavour (router.h): up to 32 groups,
- * none in the wide kernels. */
-static int gpu_runs_flavour(const alphamoe_params *p) {
-    return p->num_groups <= (gpu_wide_call(p) ? 1 : FUZZ_MAX_GPU_GROUPS);
-}
+/* Whether the kernels implement the flavour (router.h): up to 32 groups. */
+static int gpu_runs_flavour(const alphamoe_params *p) { return p->num_groups <= FUZZ_MAX_GPU_GROUPS; }
 
 static const int32_t kImageArchs[] = {ALPHAMOE_EXPECTED_ARCHS};
 

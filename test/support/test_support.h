@@ -113,8 +113,7 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m);
 int large_grid_holds(int32_t M, int32_t sms, const alphamoe_params *p);
 
 /* Whether the GPU routes calls of the router p with its wide kernels
- * (E > 512, k > 16, or hash routing), which rank no groups: such a router
- * with groups is a flavour the GPU refuses. */
+ * (E > 512, k > 16, or hash routing). */
 int gpu_wide_call(const alphamoe_params *p);
 
 /* A router for the given shape (max_tokens = M, or 1 when M == 0).
