@@ -68,6 +68,7 @@ enum RouteFlags : uint32_t {
     kFlagCorrectionBias = 0x10u, // same bit as ALPHAMOE_FLAG_CORRECTION_BIAS
     kFlagExpertMap = 0x20u,      // same bit as ALPHAMOE_FLAG_EXPERT_MAP
     kFlagHashRouting = 0x40u,    // same bit as ALPHAMOE_FLAG_HASH_ROUTING (read by the wide kernels only)
+    kFlagRedundantExperts = 0x80u, // same bit as ALPHAMOE_FLAG_REDUNDANT_EXPERTS (the wide kernels only)
     kFlagSigmoid = 0x100u,       // sigmoid scoring
     kFlagSqrtSoftplus = 0x200u,  // sqrt-softplus scoring (read by the wide kernels only)
 };
@@ -88,7 +89,7 @@ enum PlanBits : uint32_t {
     kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
 };
 static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagHashRouting |
-                kFlagSigmoid | kFlagSqrtSoftplus) &
+                kFlagRedundantExperts | kFlagSigmoid | kFlagSqrtSoftplus) &
                (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs)) == 0,
               "RouteFlags and PlanBits share RouteArgs::flags");
 
@@ -172,6 +173,11 @@ struct RouteArgs {
     const int32_t *token_ids;    // [M], with kFlagHashRouting
     const int32_t *hash_table;   // [vocab_size, k], with kFlagHashRouting
     int32_t vocab_size;
+    int32_t replica_slots;       // R, with kFlagRedundantExperts
+    const int32_t *logical_to_physical;  // [E, R], with kFlagRedundantExperts
+    const int32_t *replica_count;        // [E], with kFlagRedundantExperts
+    int32_t *physical_load;      // [P] or NULL, with kFlagRedundantExperts
+    int32_t physical_experts;    // P, with kFlagRedundantExperts
 };
 
 }  // namespace alphamoe

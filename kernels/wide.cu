@@ -298,9 +298,21 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
     __syncwarp();  // the scratch is reused by the warp's next token
 }
 
+// Redundant experts: the physical expert of pair `pair`'s logical expert
+// id >= 0, replica pair % replica_count[id] (vLLM's rule), or -1 (a pair
+// of no expert) where the count or the entry is out of range; the tables
+// are read only inside them.
+__device__ __forceinline__ int32_t physical_expert(const RouteArgs &a, int32_t pair, int32_t id) {
+    const int32_t count = __ldg(a.replica_count + id);
+    if (count < 1 || count > a.replica_slots) return -1;
+    const int32_t q = __ldg(a.logical_to_physical + static_cast<int64_t>(id) * a.replica_slots + pair % count);
+    return q >= 0 && q < a.physical_experts ? q : -1;
+}
+
 // A chosen token's weights and outputs: lane j < k writes pair j's id
-// (id, the shared expert added here) and weight. A hashed pair of no
-// expert (id -1) weighs 0 and counts in no renormalization.
+// (id, the shared expert added here; with redundant experts its physical
+// expert, counted in the load) and weight. A hashed pair of no expert
+// (id -1) weighs 0 and counts in no renormalization.
 template <bool kShared>
 __device__ __forceinline__ void write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
     const RankedExperts r = ranked_experts<kShared>(a);
@@ -315,7 +327,11 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, const char *row,
     if (a.scale != 1.0f) w *= a.scale;
     if (a.flags & kFlagSqrtSoftplus) w = fminf(w, FLT_MAX);
     if (active) {
-        const int64_t pair = static_cast<int64_t>(t) * k + lane;
+        const int64_t pair = static_cast<int64_t>(t) * k + lane;  // below 2^31 (router creation checks)
+        if ((a.flags & kFlagRedundantExperts) && id >= 0) {
+            id = physical_expert(a, static_cast<int32_t>(pair), id);
+            if (id >= 0 && a.physical_load) atomicAdd(a.physical_load + id, 1);
+        }
         a.topk_ids[pair] = id;
         a.topk_weights[pair] = w;
     }
