@@ -233,6 +233,8 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
 }  // namespace
 
 bool device_supports_flavour(const alphamoe_params &p) {
+    // The kernels do not map experts to replicas yet.
+    if (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) return false;
     // The grouped selection keeps one group score per lane of a warp, and
     // the wide kernels rank no groups; the kernels do not read a hash table
     // yet.
