@@ -1135,45 +1135,44 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
      * aligned; a first-version buffers struct has neither, a version-0.2
      * one no hash table. */
     const uint32_t flags = fx->params.flags;
-    if (flags & ALPHAMOE_FLAG_HASH_ROUTING) {
+    /* Version 0.3's inputs: a version-0.2 struct lacks them all. Each
+     * pointer field is named by its offset; physical_load is optional
+     * (never NULL-checked) but word aligned. */
+    const struct {
+        uint32_t flag;
+        size_t field;
+        const void *valid;
+        int required;
+        const char *name;
+    } inputs[] = {{ALPHAMOE_FLAG_HASH_ROUTING, offsetof(alphamoe_buffers, token_ids), fx->token_ids, 1, "token_ids"},
+                  {ALPHAMOE_FLAG_HASH_ROUTING, offsetof(alphamoe_buffers, hash_table), fx->table, 1, "hash_table"},
+                  {ALPHAMOE_FLAG_REDUNDANT_EXPERTS, offsetof(alphamoe_buffers, logical_to_physical),
+                   fx->logical_to_physical, 1, "logical_to_physical"},
+                  {ALPHAMOE_FLAG_REDUNDANT_EXPERTS, offsetof(alphamoe_buffers, replica_count), fx->replica_count, 1,
+                   "replica_count"},
+                  {ALPHAMOE_FLAG_REDUNDANT_EXPERTS, offsetof(alphamoe_buffers, physical_load), fx->load, 0,
+                   "physical_load"}};
+    if (flags & (ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS)) {
         b = fx->valid;
         b.struct_size = offsetof(alphamoe_buffers, token_ids);
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "version-0.2 buffers with hash routing");
-        b = fx->valid;
-        b.token_ids = NULL;
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "token_ids NULL");
-        b = fx->valid;
-        b.hash_table = NULL;
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "hash_table NULL");
-        for (size_t by = 1; by <= 3; ++by) {
-            b = fx->valid;
-            b.token_ids = misalign(fx->token_ids, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "token_ids misaligned");
-            b = fx->valid;
-            b.hash_table = misalign(fx->table, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "hash_table misaligned");
-        }
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "version-0.2 buffers with a 0.3 flag");
     }
-    if (flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) {
-        b = fx->valid;
-        b.struct_size = offsetof(alphamoe_buffers, token_ids);
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "version-0.2 buffers with redundant experts");
-        b = fx->valid;
-        b.logical_to_physical = NULL;
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "logical_to_physical NULL");
-        b = fx->valid;
-        b.replica_count = NULL;
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "replica_count NULL");
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i) {
+        if (!(flags & inputs[i].flag)) continue;
+        char what[96];
+        const void *ptr = NULL;
+        if (inputs[i].required) {
+            b = fx->valid;
+            memcpy((char *)&b + inputs[i].field, &ptr, sizeof ptr);
+            snprintf(what, sizeof what, "%s NULL", inputs[i].name);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, what);
+        }
         for (size_t by = 1; by <= 3; ++by) {
             b = fx->valid;
-            b.logical_to_physical = misalign(fx->logical_to_physical, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "logical_to_physical misaligned");
-            b = fx->valid;
-            b.replica_count = misalign(fx->replica_count, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "replica_count misaligned");
-            b = fx->valid;
-            b.physical_load = misalign(fx->load, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "physical_load misaligned");
+            ptr = misalign((void *)(uintptr_t)inputs[i].valid, by);
+            memcpy((char *)&b + inputs[i].field, &ptr, sizeof ptr);
+            snprintf(what, sizeof what, "%s misaligned", inputs[i].name);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, what);
         }
     }
     if (flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) {
