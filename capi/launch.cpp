@@ -10,6 +10,7 @@ namespace {
 static_assert(kFlagTailFill == ALPHAMOE_FLAG_TAIL_FILL && kFlagNoRenormalize == ALPHAMOE_FLAG_NO_RENORMALIZE &&
                   kFlagCorrectionBias == ALPHAMOE_FLAG_CORRECTION_BIAS && kFlagExpertMap == ALPHAMOE_FLAG_EXPERT_MAP &&
                   kFlagHashRouting == ALPHAMOE_FLAG_HASH_ROUTING &&
+                  kFlagRedundantExperts == ALPHAMOE_FLAG_REDUNDANT_EXPERTS &&
                   (kFlagSigmoid & ALPHAMOE_FLAG_ALL) == 0,
               "kernel flags share the public flags' bits");
 static_assert(kLogitsF32 == int{ALPHAMOE_LOGITS_F32} && kLogitsBf16 == int{ALPHAMOE_LOGITS_BF16} &&
@@ -40,7 +41,8 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
     a.block_m_divisor = alphamoe_divisor_of(static_cast<uint32_t>(p.block_m));
     a.capacity = static_cast<int32_t>(router.capacity);
     a.tokens_per_cta = plan.tokens_per_cta;
-    a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagHashRouting);
+    a.flags = p.flags & (kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagHashRouting |
+                         kFlagRedundantExperts);
     if (p.scoring == ALPHAMOE_SCORING_SIGMOID) a.flags |= kFlagSigmoid;
     if (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS) a.flags |= kFlagSqrtSoftplus;
     a.flags |= plan.plan_bits;
@@ -57,6 +59,13 @@ RouteArgs make_args(const alphamoe_router &router, const LaunchPlan &plan, int32
         a.token_ids = b.token_ids;
         a.hash_table = b.hash_table;
         a.vocab_size = p.vocab_size;
+    }
+    if (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) {
+        a.replica_slots = p.replica_slots;
+        a.logical_to_physical = b.logical_to_physical;
+        a.replica_count = b.replica_count;
+        a.physical_load = b.physical_load;
+        a.physical_experts = p.num_physical_experts;
     }
     return a;
 }

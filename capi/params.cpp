@@ -81,9 +81,19 @@ alphamoe_status validate_hash_routing(const alphamoe_params *p) {
     return ALPHAMOE_OK;
 }
 
-// Expert parallelism: which experts the plan covers.
+// Redundant experts: P physical experts, at most R replicas per logical one.
+alphamoe_status validate_redundant_experts(const alphamoe_params *p) {
+    const int32_t P = p->num_physical_experts, R = p->replica_slots;
+    if (!(p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS))
+        return P == 0 && R == 0 ? ALPHAMOE_OK : ALPHAMOE_ERROR_REDUNDANT_EXPERTS;
+    if (P < 1 || P > ALPHAMOE_MAX_EXPERTS || R < 1 || R > P) return ALPHAMOE_ERROR_REDUNDANT_EXPERTS;
+    return ALPHAMOE_OK;
+}
+
+// Expert parallelism: which of the routed experts (logical, or physical
+// with redundant experts) the plan covers.
 alphamoe_status validate_expert_parallel(alphamoe_params *p) {
-    const int64_t E = p->num_experts;
+    const int64_t E = routed_experts(*p);
     const int64_t begin = p->local_expert_begin, count = p->local_expert_count;
     if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) {
         // The map says everything; a range beside it would say it twice.
@@ -92,7 +102,7 @@ alphamoe_status validate_expert_parallel(alphamoe_params *p) {
     }
     if (count == 0) {
         if (begin != 0) return ALPHAMOE_ERROR_EXPERT_PARALLEL;
-        p->local_expert_count = p->num_experts;
+        p->local_expert_count = routed_experts(*p);
         return ALPHAMOE_OK;
     }
     if (count < 0 || begin < 0 || begin + count > E) return ALPHAMOE_ERROR_EXPERT_PARALLEL;
@@ -122,6 +132,7 @@ bool misaligned(const void *ptr, uintptr_t alignment) {
 alphamoe_status validate_params(alphamoe_params *p) {
     alphamoe_status s = validate_shape(p);
     if (s == ALPHAMOE_OK) s = validate_scoring(p);
+    if (s == ALPHAMOE_OK) s = validate_redundant_experts(p);
     if (s == ALPHAMOE_OK) s = validate_expert_parallel(p);
     if (s == ALPHAMOE_OK) s = validate_hash_routing(p);
     if (s == ALPHAMOE_OK && (p->reserved != 0 || p->reserved2 != 0)) s = ALPHAMOE_ERROR_INVALID_ARGUMENT;
@@ -139,9 +150,11 @@ alphamoe_status create_router(const alphamoe_params &p, alphamoe_router **out) {
     r->params = p;
     r->params.struct_size = sizeof(alphamoe_params);
     r->capacity = capacity;
-    // Per-expert counts for all E global experts: enough for any local
-    // subset, whatever ids a kernel counts in.
-    const int64_t bytes = alphamoe_workspace_words(p.num_experts, kPhaseClocks) * 4;
+    // Per-expert counts for all E global experts (all P physical ones with
+    // redundant experts, when more): enough for any local subset, whatever
+    // ids a kernel counts in.
+    const int32_t counted = routed_experts(p) > p.num_experts ? routed_experts(p) : p.num_experts;
+    const int64_t bytes = alphamoe_workspace_words(counted, kPhaseClocks) * 4;
     r->workspace_bytes = (bytes + 127) / 128 * 128;
     *out = r;
     return ALPHAMOE_OK;
@@ -194,10 +207,12 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
     const bool needs_bias = has_tokens && (p.flags & ALPHAMOE_FLAG_CORRECTION_BIAS);
     const bool needs_map = has_tokens && (p.flags & ALPHAMOE_FLAG_EXPERT_MAP);
     const bool needs_table = has_tokens && (p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
+    const bool needs_replicas = has_tokens && (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS);
     if (has_tokens && (logits == nullptr || b->topk_ids == nullptr || b->topk_weights == nullptr))
         return ALPHAMOE_ERROR_NULL_POINTER;
     if ((needs_bias && b->correction_bias == nullptr) || (needs_map && b->expert_map == nullptr) ||
-        (needs_table && (b->token_ids == nullptr || b->hash_table == nullptr)))
+        (needs_table && (b->token_ids == nullptr || b->hash_table == nullptr)) ||
+        (needs_replicas && (b->logical_to_physical == nullptr || b->replica_count == nullptr)))
         return ALPHAMOE_ERROR_NULL_POINTER;
     // A plan sized for no pairs has empty arrays, which allocators hand out
     // as NULL.
@@ -220,7 +235,10 @@ alphamoe_status validate_call(const alphamoe_router *router, int32_t num_tokens,
                                   needs_bias ? b->correction_bias : nullptr,
                                   needs_map ? b->expert_map : nullptr,
                                   needs_table ? b->token_ids : nullptr,
-                                  needs_table ? b->hash_table : nullptr};
+                                  needs_table ? b->hash_table : nullptr,
+                                  needs_replicas ? b->logical_to_physical : nullptr,
+                                  needs_replicas ? b->replica_count : nullptr,
+                                  needs_replicas ? b->physical_load : nullptr};
     for (const void *ptr : word_aligned)
         if (misaligned(ptr, 4)) return ALPHAMOE_ERROR_ALIGNMENT;
     if (need_workspace && misaligned(b->workspace, kWorkspaceAlignment)) return ALPHAMOE_ERROR_ALIGNMENT;

@@ -58,8 +58,15 @@ inline bool shared_expert(const alphamoe_router &r) {
     return (r.params.flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
 }
 
-// Experts of the plan: the local experts with expert parallelism, else E.
+// Experts of the plan: the local experts with expert parallelism, else
+// all routed experts.
 inline int32_t plan_experts(const alphamoe_params &p) { return p.local_expert_count; }
+
+// Experts topk_ids name, which expert parallelism splits: the physical
+// experts with redundant experts, else the E logical ones.
+inline int32_t routed_experts(const alphamoe_params &p) {
+    return (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) ? p.num_physical_experts : p.num_experts;
+}
 
 // Bytes of one logit of the router's logits_type.
 inline int64_t logit_bytes(int32_t logits_type) { return logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2; }

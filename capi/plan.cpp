@@ -96,10 +96,12 @@ struct Call {
 };
 
 // Calls the wide kernels run (kernels/wide.cu): rows or top-k past the
-// narrow kernels' limits, and hash routing, which reads the chosen logits
-// only, so no row width holds it.
+// narrow kernels' limits, hash routing, which reads the chosen logits only,
+// so no row width holds it, and redundant experts, whose ids are physical
+// experts the narrow kernels' plans do not hold.
 bool wide_call(const alphamoe_params &p) {
-    return p.num_experts > kMaxExperts || p.top_k > kMaxTopK || (p.flags & ALPHAMOE_FLAG_HASH_ROUTING);
+    return p.num_experts > kMaxExperts || p.top_k > kMaxTopK ||
+           (p.flags & (ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS));
 }
 
 Call call_of(const alphamoe_router &router, int32_t num_tokens) {

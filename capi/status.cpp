@@ -63,7 +63,8 @@ const char *status_message(int status) {
     case ALPHAMOE_ERROR_EXPERT_PARALLEL:
         return "ALPHAMOE_ERROR_EXPERT_PARALLEL: the local experts must be a range inside [0, num_experts) "
                "(local_expert_count 0 and local_expert_begin 0 for none), or with an expert map "
-               "local_expert_count in [1, num_experts] and local_expert_begin 0";
+               "local_expert_count in [1, num_experts] and local_expert_begin 0 (num_physical_experts "
+               "for num_experts with redundant experts)";
     case ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR:
         return "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR: the GPU kernels of this library do not implement this "
                "routing flavour; alphamoe_route_host does";
@@ -73,6 +74,9 @@ const char *status_message(int status) {
     case ALPHAMOE_ERROR_HASH_ROUTING:
         return "ALPHAMOE_ERROR_HASH_ROUTING: vocab_size must be >= 1 with ALPHAMOE_FLAG_HASH_ROUTING and 0 "
                "without it; hash routing takes no expert groups, no correction bias and no shared expert";
+    case ALPHAMOE_ERROR_REDUNDANT_EXPERTS:
+        return "ALPHAMOE_ERROR_REDUNDANT_EXPERTS: with ALPHAMOE_FLAG_REDUNDANT_EXPERTS num_physical_experts "
+               "must be in [1, 2048] and replica_slots in [1, num_physical_experts]; both 0 without it";
     }
     return "ALPHAMOE_ERROR_UNKNOWN: not an alphamoe_status value";
 }

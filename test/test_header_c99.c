@@ -37,7 +37,7 @@ static int same_params(const char *what, const alphamoe_params *got, const alpha
 
 int main(void) {
     alphamoe_params params = {sizeof(alphamoe_params), 8, 2, 16, 64, 0, 0, ALPHAMOE_SPECIALIZATION_AUTO,
-                              ALPHAMOE_SCORING_SIGMOID, ALPHAMOE_LOGITS_BF16, 2, 1, 2.5f, 0, 0, 0, 0, 0};
+                              ALPHAMOE_SCORING_SIGMOID, ALPHAMOE_LOGITS_BF16, 2, 1, 2.5f, 0, 0, 0, 0, 0, 0, 0};
     alphamoe_router *router = NULL;
     alphamoe_params got;
     struct CUstream_st *stream = NULL; /* what cudaStream_t and CUstream are */
@@ -64,8 +64,12 @@ int main(void) {
         alphamoe_params older = params, newer = params;
         older.struct_size = offsetof(alphamoe_params, vocab_size);
         older.vocab_size = -7; /* past struct_size: never read */
+        older.num_physical_experts = -1;
+        older.replica_slots = 3;
         older.reserved2 = 0x55u;
         newer.vocab_size = 0;
+        newer.num_physical_experts = 0;
+        newer.replica_slots = 0;
         newer.reserved2 = 0;
         alphamoe_params got_older, got_newer;
         if (alphamoe_router_create(&older, &router) != ALPHAMOE_OK || !params_of(router, &got_older)) return 1;

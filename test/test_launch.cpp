@@ -290,9 +290,10 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(capacity, c.z.sorted_token_ids.elements);
     ARG(tokens_per_cta, s.tokens_per_cta);
     const bool hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
+    const bool replicas = (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) != 0;
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
                                               ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |
-                                              ALPHAMOE_FLAG_HASH_ROUTING)) |
+                                              ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS)) |
                                   (p.scoring == ALPHAMOE_SCORING_SIGMOID ? alphamoe::kFlagSigmoid : 0u) |
                                   (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS ? alphamoe::kFlagSqrtSoftplus : 0u);
     ARG(flags, kernel_flags | expected_plan_bits(p, M, s, e));
@@ -307,6 +308,11 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(token_ids, hashed ? b.token_ids : nullptr);
     ARG(hash_table, hashed ? b.hash_table : nullptr);
     ARG(vocab_size, hashed ? p.vocab_size : 0);
+    ARG(replica_slots, replicas ? p.replica_slots : 0);
+    ARG(logical_to_physical, replicas ? b.logical_to_physical : nullptr);
+    ARG(replica_count, replicas ? b.replica_count : nullptr);
+    ARG(physical_load, replicas ? b.physical_load : nullptr);
+    ARG(physical_experts, replicas ? p.num_physical_experts : 0);
     // Divisors: exact for a spread of numerators below 2^31.
     static const uint32_t numerators[] = {0, 1, 7, 255, 256, 4095, 65537, 1000003, 123456789, 2147483646, 2147483647};
     for (uint32_t n : numerators)
@@ -438,6 +444,7 @@ float g_logits[16];  // never read: the fake driver runs nothing
 float g_bias[ALPHAMOE_MAX_EXPERTS];
 int32_t g_map[ALPHAMOE_MAX_EXPERTS];
 int32_t g_token_ids[8], g_hash_table[8];  // never read: the fake driver runs no kernel
+int32_t g_replicas[8], g_replica_count[8], g_load[8];
 
 /* Routes M tokens with r through the fake driver and checks every launch.
  * refuse: the first launch is refused with this result (0: none). */
@@ -466,6 +473,9 @@ void route_and_check(alphamoe_router *r, int32_t M, test_rng *rng, CUresult refu
     c.b.expert_map = g_map;
     c.b.token_ids = g_token_ids;
     c.b.hash_table = g_hash_table;
+    c.b.logical_to_physical = g_replicas;
+    c.b.replica_count = g_replica_count;
+    if (rng_below(rng, 2)) c.b.physical_load = g_load;
     c.stream = rng_below(rng, 2) ? nullptr : reinterpret_cast<CUstream>(static_cast<uintptr_t>(0x5000 + 16 * rng_below(rng, 100)));
     char what[512];
     snprintf(what, sizeof what,
@@ -592,6 +602,17 @@ void launch_named(void **) {
         p.flags = ALPHAMOE_FLAG_EXPERT_MAP;
         p.local_expert_count = 300;
     });
+    add("DeepSeek-V3 with 32 redundant experts over 8 ranks", 256, 8, 64, [](alphamoe_params &p) {
+        p.scoring = ALPHAMOE_SCORING_SIGMOID;
+        p.flags = ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+        p.num_groups = 8;
+        p.topk_groups = 4;
+        p.routed_scaling_factor = 2.5f;
+        p.num_physical_experts = 288;
+        p.replica_slots = 4;
+        p.local_expert_begin = 36;
+        p.local_expert_count = 36;
+    });
     add("DeepSeek-V4 hash layer", 384, 6, 64, [](alphamoe_params &p) {
         p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
         p.flags = ALPHAMOE_FLAG_HASH_ROUTING;
@@ -646,14 +667,21 @@ void launch_random(void **) {
                 p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
                 p.vocab_size = 1 + static_cast<int32_t>(rng_below(&rng, 200000));
             }
+            if (rng_below(&rng, 4) == 0) {
+                p.flags |= ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+                p.num_physical_experts = 1 + static_cast<int32_t>(rng_below(&rng, ALPHAMOE_MAX_EXPERTS));
+                p.replica_slots = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(p.num_physical_experts)));
+            }
+            const int32_t routed = plan_routed_experts(&p);  // the range and the map are over these
             switch (rng_below(&rng, 4)) {
             case 1:
-                p.local_expert_count = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(E)));
-                p.local_expert_begin = static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(E - p.local_expert_count + 1)));
+                p.local_expert_count = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(routed)));
+                p.local_expert_begin =
+                    static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(routed - p.local_expert_count + 1)));
                 break;
             case 2:
                 p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
-                p.local_expert_count = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(E)));
+                p.local_expert_count = 1 + static_cast<int32_t>(rng_below(&rng, static_cast<uint32_t>(routed)));
                 break;
             default: break;
             }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flavour_reference.h"
 #include "test_support.h"
 
 #define WEIGHT_TOL 4e-6f
@@ -550,6 +551,166 @@ static void test_reference_value_order(void **state) {
     }
 }
 
+/* ------------------------------------------------------------ redundant experts */
+
+/* One redundant-experts case: the flagged router against the same call
+ * without the flag (no expert parallelism either), with the replica rule
+ * applied here by hand and the plan built by the test's own plan builder
+ * (flavour_reference_plan). */
+typedef struct eplb_case {
+    const char *name;
+    int32_t E, k, P, R, bm, M;
+    uint32_t flags;      /* besides ALPHAMOE_FLAG_REDUNDANT_EXPERTS */
+    int32_t scoring, groups, keep, vocab, begin, count;
+    int junk;            /* replica counts and table entries outside their ranges */
+} eplb_case;
+
+/* A replica count: mostly in [1, R], with junk also 0, -1, R + 1 and the
+ * int32 extremes. */
+static int32_t draw_count(test_rng *rng, int32_t R, int junk) {
+    static const int32_t bad[] = {0, -1, INT32_MIN, INT32_MAX};
+    if (junk && rng_below(rng, 4) == 0) {
+        const uint32_t i = rng_below(rng, 5);
+        return i < 4 ? bad[i] : R + 1;
+    }
+    return 1 + (int32_t)rng_below(rng, (uint32_t)R);
+}
+
+static int32_t draw_physical(test_rng *rng, int32_t P, int junk) {
+    if (junk && rng_below(rng, 5) == 0) {
+        const int32_t bad[] = {-1, P, INT32_MIN, INT32_MAX, P + 7};
+        return bad[rng_below(rng, 5)];
+    }
+    return (int32_t)rng_below(rng, (uint32_t)P);
+}
+
+static void run_eplb_case(test_rng *rng, const eplb_case *c) {
+    alphamoe_params fp = test_params(c->E, c->k, c->bm, c->M > 0 ? c->M : 1, c->flags | ALPHAMOE_FLAG_REDUNDANT_EXPERTS);
+    fp.scoring = c->scoring;
+    fp.num_groups = c->groups;
+    fp.topk_groups = c->keep;
+    fp.vocab_size = c->vocab;
+    fp.num_physical_experts = c->P;
+    fp.replica_slots = c->R;
+    fp.local_expert_begin = c->begin;
+    fp.local_expert_count = c->count;
+    alphamoe_params bp = fp;
+    bp.flags &= ~(ALPHAMOE_FLAG_REDUNDANT_EXPERTS | ALPHAMOE_FLAG_EXPERT_MAP);
+    bp.num_physical_experts = bp.replica_slots = 0;
+    bp.local_expert_begin = bp.local_expert_count = 0;
+    alphamoe_router *fr = NULL, *br = NULL;
+    if (alphamoe_router_create(&fp, &fr) != ALPHAMOE_OK || alphamoe_router_create(&bp, &br) != ALPHAMOE_OK)
+        fail_msg("%s: router creation failed", c->name);
+
+    const int32_t E = c->E, k = c->k, P = c->P, R = c->R, M = c->M, rows = M > 0 ? M : 1;
+    float *logits = malloc((size_t)rows * (size_t)E * sizeof *logits);
+    float *bias = malloc((size_t)E * sizeof *bias);
+    int32_t *map = malloc((size_t)P * sizeof *map);
+    int32_t *count = malloc((size_t)E * sizeof *count);
+    int32_t *table = malloc((size_t)E * (size_t)R * sizeof *table);
+    int32_t *tokens = malloc((size_t)rows * sizeof *tokens);
+    const int32_t vocab = c->vocab > 0 ? c->vocab : 1;
+    int32_t *hash = malloc((size_t)vocab * (size_t)k * sizeof *hash);
+    int32_t *load = malloc((size_t)(P + TEST_GUARD) * sizeof *load);
+    int32_t *want_load = malloc((size_t)(P + TEST_GUARD) * sizeof *want_load);
+    assert_true(logits && bias && map && count && table && tokens && hash && load && want_load);
+    fill_logits(rng, logits, rows, E, E, LOGITS_RANDOM, 0);
+    for (int32_t e = 0; e < E; ++e) bias[e] = rng_uniform(rng, -0.5f, 0.5f);
+    const int32_t L = c->count > 0 ? c->count : P;
+    for (int32_t q = 0; q < P; ++q) map[q] = (int32_t)rng_below(rng, (uint32_t)L + 2) - 1;
+    for (int32_t e = 0; e < E; ++e) count[e] = draw_count(rng, R, c->junk);
+    for (int64_t i = 0; i < (int64_t)E * R; ++i) table[i] = draw_physical(rng, P, c->junk);
+    for (int32_t t = 0; t < rows; ++t) tokens[t] = (int32_t)rng_below(rng, (uint32_t)vocab + 1) - (t % 7 == 0);
+    for (int64_t i = 0; i < (int64_t)vocab * k; ++i) hash[i] = (int32_t)rng_below(rng, (uint32_t)E + 1) - (i % 9 == 0);
+    /* The load starts nonzero: the router adds, never zeroes. */
+    for (int32_t q = 0; q < P + TEST_GUARD; ++q) load[q] = want_load[q] = 1 + (int32_t)rng_below(rng, 1u << 20);
+
+    host_plan base, want, got;
+    if (host_plan_alloc(&base, br, 1) || host_plan_alloc(&want, fr, 1) || host_plan_alloc(&got, fr, 1))
+        fail_msg("%s: host_plan_alloc failed", c->name);
+    host_plan_poison(&base);
+    host_plan_poison(&want);
+    host_plan_poison(&got);
+    alphamoe_buffers bb = base.buffers;
+    bb.correction_bias = bias;
+    bb.token_ids = tokens;
+    bb.hash_table = hash;
+    assert_int_equal(alphamoe_route_host(br, M, logits, &bb), ALPHAMOE_OK);
+
+    /* The replica rule, by hand: pair p of logical e takes replica
+     * p % count[e] when the count is in [1, R] and the id in [0, P). */
+    const int64_t pairs = (int64_t)M * k;
+    for (int64_t p = 0; p < pairs; ++p) {
+        const int32_t e = base.topk_ids[p];
+        int32_t q = -1;
+        if (e >= 0 && count[e] >= 1 && count[e] <= R) {
+            const int32_t id = table[(int64_t)e * R + p % count[e]];
+            if (id >= 0 && id < P) q = id;
+        }
+        want.topk_ids[p] = q;
+        want.topk_weights[p] = base.topk_weights[p];
+        if (q >= 0) ++want_load[q];
+    }
+    flavour_reference_plan(&want.params, M, map, &want);
+
+    alphamoe_buffers fb = got.buffers;
+    fb.correction_bias = bias;
+    fb.token_ids = tokens;
+    fb.hash_table = hash;
+    fb.expert_map = map;
+    fb.replica_count = count;
+    fb.logical_to_physical = table;
+    fb.physical_load = load;
+    assert_int_equal(alphamoe_route_host(fr, M, logits, &fb), ALPHAMOE_OK);
+
+    char why[384];
+    if (compare_plans(&want, &got, M, 0.0f, why, sizeof why) != 0) fail_msg("%s (M=%d): %s", c->name, M, why);
+    /* The weights are the logical choice's, bit for bit. */
+    if (pairs > 0 && memcmp(got.topk_weights, base.topk_weights, (size_t)pairs * sizeof(float)) != 0)
+        fail_msg("%s: weights differ from the call without the flag", c->name);
+    for (int32_t q = 0; q < P + TEST_GUARD; ++q)
+        if (load[q] != want_load[q])
+            fail_msg("%s: physical_load[%d] = %d, want %d%s", c->name, q, load[q], want_load[q],
+                     q >= P ? " (past P)" : "");
+    int64_t mapped = 0, unmapped = 0;
+    for (int64_t p = 0; p < pairs; ++p) {
+        if (want.topk_ids[p] >= 0) ++mapped;
+        else if (base.topk_ids[p] >= 0) ++unmapped;
+    }
+    print_message("# %-28s M=%-4d pairs %" PRId64 ": %" PRId64 " mapped, %" PRId64 " of no expert by the tables\n",
+                  c->name, M, pairs, mapped, unmapped);
+
+    host_plan_free(&base);
+    host_plan_free(&want);
+    host_plan_free(&got);
+    free(logits); free(bias); free(map); free(count); free(table); free(tokens); free(hash); free(load); free(want_load);
+    alphamoe_router_destroy(fr);
+    alphamoe_router_destroy(br);
+}
+
+static void test_reference_redundant_experts(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x7009);
+    const uint32_t map = ALPHAMOE_FLAG_EXPERT_MAP, tail = ALPHAMOE_FLAG_TAIL_FILL;
+    const eplb_case cases[] = {
+        /* name, E, k, P, R, bm, M, flags, scoring, groups, keep, vocab, begin, count, junk */
+        {"static (R 1, P = E)", 64, 6, 64, 1, 16, 200, 0, 0, 0, 0, 0, 0, 0, 0},
+        {"several replicas, P > E", 64, 8, 96, 4, 8, 300, 0, 0, 0, 0, 0, 0, 0, 0},
+        {"P < E", 128, 8, 40, 3, 4, 150, tail, 0, 0, 0, 0, 0, 0, 0},
+        {"junk counts and ids", 60, 5, 80, 3, 3, 400, 0, 0, 0, 0, 0, 0, 0, 1},
+        {"local range over P", 32, 4, 72, 5, 2, 250, 0, 0, 0, 0, 0, 40, 24, 1},
+        {"expert map over P", 48, 6, 100, 4, 16, 200, map, 0, 0, 0, 0, 0, 30, 1},
+        {"hash routing", 40, 4, 56, 2, 8, 180, ALPHAMOE_FLAG_HASH_ROUTING, ALPHAMOE_SCORING_SQRT_SOFTPLUS, 0, 0, 50, 0, 0, 1},
+        {"shared expert", 33, 4, 45, 6, 4, 220, ALPHAMOE_FLAG_SHARED_EXPERT, 0, 0, 0, 0, 0, 0, 1},
+        {"groups, bias, sigmoid", 256, 8, 288, 2, 16, 120, ALPHAMOE_FLAG_CORRECTION_BIAS, ALPHAMOE_SCORING_SIGMOID, 8, 4, 0, 0, 0, 0},
+        {"no renormalize, map, tail", 16, 3, 20, 20, 1, 90, map | tail | ALPHAMOE_FLAG_NO_RENORMALIZE, 0, 0, 0, 0, 0, 7, 1},
+        {"one physical expert", 8, 2, 1, 1, 5, 70, 0, 0, 0, 0, 0, 0, 0, 0},
+        {"M = 0", 64, 8, 96, 4, 8, 0, tail, 0, 0, 0, 0, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run_eplb_case(&rng, &cases[i]);
+}
+
 int main(void) {
     test_base_seed();
     const struct CMUnitTest tests[] = {
@@ -561,6 +722,7 @@ int main(void) {
         cmocka_unit_test(test_reference_every_pattern),
         cmocka_unit_test(test_reference_random_shapes),
         cmocka_unit_test(test_reference_large_batches),
+        cmocka_unit_test(test_reference_redundant_experts),
     };
     return cmocka_run_group_tests_name("reference", tests, NULL, NULL);
 }

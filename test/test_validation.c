@@ -529,6 +529,74 @@ static void test_create_hash_routing(void **state) {
     }
 }
 
+/* Redundant experts: P in [1, 2048] and R in [1, P] with the flag, both 0
+ * without it; expert parallelism is then over the P physical experts. */
+static void test_create_redundant_experts(void **state) {
+    (void)state;
+    test_rng rng;
+    rng_seed_for_test(&rng, 0x1016);
+    for (int i = 0; i < RANDOM_BASES; ++i) {
+        alphamoe_params p = random_valid_params(&rng);
+        p.flags &= ~(ALPHAMOE_FLAG_EXPERT_MAP | ALPHAMOE_FLAG_REDUNDANT_EXPERTS);
+        p.local_expert_begin = p.local_expert_count = 0;
+        const int32_t P = 1 + (int32_t)rng_below(&rng, ALPHAMOE_MAX_EXPERTS);
+        const int32_t R = 1 + (int32_t)rng_below(&rng, (uint32_t)P);
+        p.num_physical_experts = P;
+        expect_create_status(&p, ALPHAMOE_ERROR_REDUNDANT_EXPERTS, "physical experts without the flag");
+        p.num_physical_experts = 0;
+        p.replica_slots = R;
+        expect_create_status(&p, ALPHAMOE_ERROR_REDUNDANT_EXPERTS, "replica slots without the flag");
+        p.flags |= ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+        const struct {
+            int32_t P, R;
+        } bad[] = {{0, 0}, {0, 1}, {P, 0}, {P, -1}, {P, P + 1}, {P, INT32_MAX}, {P, INT32_MIN}, {-1, 1},
+                   {INT32_MIN, 1}, {ALPHAMOE_MAX_EXPERTS + 1, 1}, {INT32_MAX, 1}, {INT32_MAX, INT32_MAX}};
+        for (size_t j = 0; j < sizeof bad / sizeof bad[0]; ++j) {
+            p.num_physical_experts = bad[j].P;
+            p.replica_slots = bad[j].R;
+            char what[96];
+            snprintf(what, sizeof what, "redundant experts P %d R %d", bad[j].P, bad[j].R);
+            expect_create_status(&p, ALPHAMOE_ERROR_REDUNDANT_EXPERTS, what);
+        }
+        p.num_physical_experts = P;
+        p.replica_slots = R;
+        alphamoe_router *r = expect_create_ok(&p, "redundant experts");
+        alphamoe_params got;
+        memset(&got, 0, sizeof got);
+        got.struct_size = sizeof got;
+        assert_int_equal(alphamoe_router_get_params(r, &got), ALPHAMOE_OK);
+        assert_int_equal(got.local_expert_count, P); /* the plan covers all P physical experts */
+        assert_int_equal(got.num_physical_experts, P);
+        assert_int_equal(got.replica_slots, R);
+        alphamoe_router_destroy(r);
+        /* A range and a map are over P, not E. */
+        p.local_expert_begin = P - 1;
+        p.local_expert_count = 1;
+        alphamoe_router_destroy(expect_create_ok(&p, "the last physical expert local"));
+        const struct {
+            int32_t begin, count;
+        } ranges[] = {{P, 1}, {P - 1, 2}, {0, P + 1}, {1, P}, {INT32_MAX, 1}, {1, INT32_MAX}};
+        for (size_t j = 0; j < sizeof ranges / sizeof ranges[0]; ++j) {
+            p.local_expert_begin = ranges[j].begin;
+            p.local_expert_count = ranges[j].count;
+            expect_create_status(&p, ALPHAMOE_ERROR_EXPERT_PARALLEL, "a local range past the physical experts");
+        }
+        p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_begin = 0;
+        p.local_expert_count = P;
+        alphamoe_router_destroy(expect_create_ok(&p, "a map onto P local experts"));
+        p.local_expert_count = P + 1;
+        expect_create_status(&p, ALPHAMOE_ERROR_EXPERT_PARALLEL, "a map onto more than P local experts");
+        /* Version 0.2's struct ends before both fields: no flag without them. */
+        p.struct_size = offsetof(alphamoe_params, vocab_size);
+        p.flags &= ~ALPHAMOE_FLAG_EXPERT_MAP;
+        p.local_expert_count = 0;
+        expect_create_status(&p, ALPHAMOE_ERROR_REDUNDANT_EXPERTS, "the flag in a version-0.2 struct");
+        p.flags &= ~ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+        alphamoe_router_destroy(expect_create_ok(&p, "a version-0.2 struct, fields past it ignored"));
+    }
+}
+
 /* Shared-expert mode is defined with softmax scoring and no groups; the
  * other flavours combine with it. */
 static void test_create_shared_with_flavours(void **state) {
@@ -596,7 +664,7 @@ static void test_create_combinations(void **state) {
         if (bad[BAD_BM]) p.block_m = rng_below(&rng, 2) ? 0 : 257;
         if (bad[BAD_MAX]) p.max_tokens = -1 - (int32_t)rng_below(&rng, 5);
         if (bad[BAD_STRIDE]) p.logits_row_stride = -1 - (int64_t)rng_below(&rng, 5);
-        if (bad[BAD_FLAGS]) p.flags |= 0x80u << rng_below(&rng, 25);
+        if (bad[BAD_FLAGS]) p.flags |= 0x100u << rng_below(&rng, 24);
         if (bad[BAD_SPEC]) p.force_specialization = rng_below(&rng, 2) ? -1 : 4;
         if (bad[BAD_SIZE]) {
             /* Not a published size: below the first, or inside a later field. */
@@ -689,9 +757,12 @@ static void check_params_round_trip(const alphamoe_params *in, const alphamoe_ro
     assert_int_equal(got.topk_groups, in->topk_groups ? in->topk_groups : groups);
     assert_true(got.routed_scaling_factor == (in->routed_scaling_factor == 0.0f ? 1.0f : in->routed_scaling_factor));
     assert_int_equal(got.local_expert_begin, in->local_expert_begin);
-    assert_int_equal(got.local_expert_count, in->local_expert_count ? in->local_expert_count : in->num_experts);
+    const int32_t routed = (in->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) ? in->num_physical_experts : in->num_experts;
+    assert_int_equal(got.local_expert_count, in->local_expert_count ? in->local_expert_count : routed);
     assert_int_equal(got.reserved, 0);
     assert_int_equal(got.vocab_size, in->vocab_size);
+    assert_int_equal(got.num_physical_experts, in->num_physical_experts);
+    assert_int_equal(got.replica_slots, in->replica_slots);
     assert_int_equal(got.reserved2, 0);
 
     /* A caller of version 0.2 gets nothing past its reserved field. */
@@ -743,7 +814,7 @@ static void test_create_valid_boundaries(void **state) {
     cases[n++] = test_params(2, 2, 8, 50, ALPHAMOE_FLAG_SHARED_EXPERT);
     cases[n++] = test_params(512, 16, 8, 50,
                              ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |
-                                                   ALPHAMOE_FLAG_HASH_ROUTING));
+                                                   ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS));
     cases[n] = test_params(384, 6, 64, 4096, ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_EXPERT_MAP);
     cases[n].scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS; /* DeepSeek-V4's hash layers, a map of 48 local experts */
     cases[n].vocab_size = 129280;
@@ -752,12 +823,35 @@ static void test_create_valid_boundaries(void **state) {
     cases[n] = test_params(512, 16, 1, 1, ALPHAMOE_FLAG_HASH_ROUTING);
     cases[n++].vocab_size = INT32_MAX; /* the largest table */
     cases[n] = test_params(256, 8, 16, 4096,
-                           ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_HASH_ROUTING));
+                           ALPHAMOE_FLAG_ALL & ~(ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_HASH_ROUTING |
+                                                 ALPHAMOE_FLAG_REDUNDANT_EXPERTS));
     cases[n].scoring = ALPHAMOE_SCORING_SIGMOID; /* DeepSeek-V3 with a map of 32 local experts */
     cases[n].num_groups = 8;
     cases[n].topk_groups = 4;
     cases[n].routed_scaling_factor = 2.5f;
     cases[n++].local_expert_count = 32;
+    cases[n] = test_params(256, 8, 16, 4096, ALPHAMOE_FLAG_ALL & ~ALPHAMOE_FLAG_SHARED_EXPERT);
+    cases[n].scoring = ALPHAMOE_SCORING_SIGMOID; /* DeepSeek-V3 with EPLB: 288 physical experts, a map of 36 */
+    cases[n].num_groups = 8;
+    cases[n].topk_groups = 4;
+    cases[n].flags &= ~ALPHAMOE_FLAG_HASH_ROUTING;
+    cases[n].num_physical_experts = 288;
+    cases[n].replica_slots = 33;
+    cases[n++].local_expert_count = 288;
+    cases[n] = test_params(2048, 32, 1, 1, ALPHAMOE_FLAG_REDUNDANT_EXPERTS);
+    cases[n].num_physical_experts = 2048; /* the most physical experts and replica slots */
+    cases[n++].replica_slots = 2048;
+    cases[n] = test_params(2048, 4, 1, 1, ALPHAMOE_FLAG_REDUNDANT_EXPERTS | ALPHAMOE_FLAG_SHARED_EXPERT);
+    cases[n].num_physical_experts = 1; /* every logical expert on one physical expert */
+    cases[n].replica_slots = 1;
+    cases[n].local_expert_begin = 0;
+    cases[n++].local_expert_count = 1;
+    cases[n] = test_params(8, 2, 4, 100, ALPHAMOE_FLAG_REDUNDANT_EXPERTS | ALPHAMOE_FLAG_HASH_ROUTING);
+    cases[n].vocab_size = 1000; /* a range past E, inside P */
+    cases[n].num_physical_experts = 24;
+    cases[n].replica_slots = 3;
+    cases[n].local_expert_begin = 16;
+    cases[n++].local_expert_count = 8;
     cases[n] = test_params(512, 16, 8, 50, 0u);
     cases[n].num_groups = 512; /* groups of one, all kept */
     cases[n++].logits_type = ALPHAMOE_LOGITS_F16;
@@ -820,7 +914,7 @@ enum { PATH_HOST, PATH_DEVICE };
 
 static const char *path_name(int path) { return path == PATH_HOST ? "alphamoe_route_host" : "alphamoe_route"; }
 
-#define REGION_COUNT 12
+#define REGION_COUNT 13
 
 typedef struct fixture {
     alphamoe_router *router;
@@ -835,6 +929,9 @@ typedef struct fixture {
     int32_t *map;  /* [E] */
     int32_t *token_ids;  /* [max_tokens], ids in and out of the vocabulary */
     int32_t *table;      /* [vocab_size, k] (one row without hash routing), junk entries included */
+    int32_t *replica_count;       /* [E], junk counts included */
+    int32_t *logical_to_physical; /* [E, R] (R 1 without redundant experts), junk ids included */
+    int32_t *load;                /* [P] (one without redundant experts): an output */
     alphamoe_buffers valid; /* a complete, valid buffer set */
     const void *region[REGION_COUNT];
     size_t region_bytes[REGION_COUNT];
@@ -865,6 +962,14 @@ static void fixture_init(fixture *fx, test_rng *rng) {
         p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
         p.vocab_size = 1 + (int32_t)rng_below(rng, 300);
     }
+    /* Redundant experts over at least E physical experts, so that the
+     * expert parallelism drawn over E stays valid over P. */
+    if (rng_below(rng, 4) == 0) {
+        p.flags |= ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+        p.num_physical_experts = E + (int32_t)rng_below(rng, 40);
+        p.replica_slots = 1 + (int32_t)rng_below(rng, (uint32_t)min_i32(p.num_physical_experts, 5));
+    }
+    const int32_t P = p.num_physical_experts > E ? p.num_physical_experts : E;
     fx->router = expect_create_ok(&p, "fixture router");
     fx->params = p;
     if (host_plan_alloc(&fx->plan, fx->router, 1) != 0) fail_msg("host_plan_alloc failed");
@@ -887,12 +992,19 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     fx->workspace = fx->workspace_raw + (align - (uintptr_t)fx->workspace_raw % align) % align;
 
     fx->bias = malloc((size_t)E * sizeof *fx->bias);
-    fx->map = malloc((size_t)E * sizeof *fx->map);
+    fx->map = malloc((size_t)P * sizeof *fx->map);
     assert_true(fx->bias && fx->map);
-    for (int32_t e = 0; e < E; ++e) {
-        fx->bias[e] = rng_uniform(rng, -1.0f, 1.0f);
-        fx->map[e] = (int32_t)rng_below(rng, (uint32_t)E + 2) - 1; /* junk included: read as -1 */
-    }
+    for (int32_t e = 0; e < E; ++e) fx->bias[e] = rng_uniform(rng, -1.0f, 1.0f);
+    for (int32_t e = 0; e < P; ++e) fx->map[e] = (int32_t)rng_below(rng, (uint32_t)P + 2) - 1; /* junk: -1 */
+    const int32_t R = p.replica_slots > 0 ? p.replica_slots : 1;
+    fx->replica_count = malloc((size_t)E * sizeof *fx->replica_count);
+    fx->logical_to_physical = malloc((size_t)E * (size_t)R * sizeof *fx->logical_to_physical);
+    fx->load = malloc((size_t)P * sizeof *fx->load);
+    assert_true(fx->replica_count && fx->logical_to_physical && fx->load);
+    for (int32_t e = 0; e < E; ++e) fx->replica_count[e] = (int32_t)rng_below(rng, (uint32_t)R + 2);
+    for (int64_t i = 0; i < (int64_t)E * R; ++i)
+        fx->logical_to_physical[i] = (int32_t)rng_below(rng, (uint32_t)P + 2) - 1;
+    for (int32_t q = 0; q < P; ++q) fx->load[q] = (int32_t)rng_below(rng, 1000);
 
     fx->valid = fx->plan.buffers;
     fx->valid.workspace = fx->workspace;
@@ -908,6 +1020,9 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     for (int64_t i = 0; i < (int64_t)vocab * k; ++i) fx->table[i] = (int32_t)rng_below(rng, (uint32_t)E + 2) - 1;
     fx->valid.token_ids = fx->token_ids;
     fx->valid.hash_table = fx->table;
+    fx->valid.replica_count = fx->replica_count;
+    fx->valid.logical_to_physical = fx->logical_to_physical;
+    fx->valid.physical_load = fx->load;
 
     const host_plan *pl = &fx->plan;
     fx->region[0] = pl->topk_ids;               fx->region_bytes[0] = guarded_bytes(z->topk_ids.elements);
@@ -921,7 +1036,8 @@ static void fixture_init(fixture *fx, test_rng *rng) {
     fx->region[8] = fx->logits;                 fx->region_bytes[8] = fx->logits_bytes;
     fx->region[9] = fx->workspace_raw;          fx->region_bytes[9] = fx->workspace_raw_bytes;
     fx->region[10] = fx->bias;                  fx->region_bytes[10] = (size_t)E * sizeof *fx->bias;
-    fx->region[11] = fx->map;                   fx->region_bytes[11] = (size_t)E * sizeof *fx->map;
+    fx->region[11] = fx->map;                   fx->region_bytes[11] = (size_t)P * sizeof *fx->map;
+    fx->region[12] = fx->load;                  fx->region_bytes[12] = (size_t)P * sizeof *fx->load;
     for (int i = 0; i < REGION_COUNT; ++i) {
         fx->snapshot[i] = malloc(fx->region_bytes[i]);
         assert_non_null(fx->snapshot[i]);
@@ -937,6 +1053,9 @@ static void fixture_free(fixture *fx) {
     free(fx->map);
     free(fx->token_ids);
     free(fx->table);
+    free(fx->replica_count);
+    free(fx->logical_to_physical);
+    free(fx->load);
     host_plan_free(&fx->plan);
     alphamoe_router_destroy(fx->router);
     memset(fx, 0, sizeof *fx);
@@ -944,7 +1063,8 @@ static void fixture_free(fixture *fx) {
 
 static const char *const region_names[REGION_COUNT] = {
     "topk_ids", "topk_weights", "sorted_token_ids", "expert_ids", "num_tokens_post_padded",
-    "expert_counts", "expert_offsets", "pair_to_sorted", "logits", "workspace", "correction_bias", "expert_map"};
+    "expert_counts", "expert_offsets", "pair_to_sorted", "logits", "workspace", "correction_bias", "expert_map",
+    "physical_load"};
 
 static void fixture_expect_untouched(const fixture *fx, const char *what) {
     for (int i = 0; i < REGION_COUNT; ++i) {
@@ -1015,23 +1135,44 @@ static void run_rejections(fixture *fx, int path, test_rng *rng) {
      * aligned; a first-version buffers struct has neither, a version-0.2
      * one no hash table. */
     const uint32_t flags = fx->params.flags;
-    if (flags & ALPHAMOE_FLAG_HASH_ROUTING) {
+    /* Version 0.3's inputs: a version-0.2 struct lacks them all. Each
+     * pointer field is named by its offset; physical_load is optional
+     * (never NULL-checked) but word aligned. */
+    const struct {
+        uint32_t flag;
+        size_t field;
+        const void *valid;
+        int required;
+        const char *name;
+    } inputs[] = {{ALPHAMOE_FLAG_HASH_ROUTING, offsetof(alphamoe_buffers, token_ids), fx->token_ids, 1, "token_ids"},
+                  {ALPHAMOE_FLAG_HASH_ROUTING, offsetof(alphamoe_buffers, hash_table), fx->table, 1, "hash_table"},
+                  {ALPHAMOE_FLAG_REDUNDANT_EXPERTS, offsetof(alphamoe_buffers, logical_to_physical),
+                   fx->logical_to_physical, 1, "logical_to_physical"},
+                  {ALPHAMOE_FLAG_REDUNDANT_EXPERTS, offsetof(alphamoe_buffers, replica_count), fx->replica_count, 1,
+                   "replica_count"},
+                  {ALPHAMOE_FLAG_REDUNDANT_EXPERTS, offsetof(alphamoe_buffers, physical_load), fx->load, 0,
+                   "physical_load"}};
+    if (flags & (ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS)) {
         b = fx->valid;
         b.struct_size = offsetof(alphamoe_buffers, token_ids);
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "version-0.2 buffers with hash routing");
-        b = fx->valid;
-        b.token_ids = NULL;
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "token_ids NULL");
-        b = fx->valid;
-        b.hash_table = NULL;
-        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "hash_table NULL");
+        expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, "version-0.2 buffers with a 0.3 flag");
+    }
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; ++i) {
+        if (!(flags & inputs[i].flag)) continue;
+        char what[96];
+        const void *ptr = NULL;
+        if (inputs[i].required) {
+            b = fx->valid;
+            memcpy((char *)&b + inputs[i].field, &ptr, sizeof ptr);
+            snprintf(what, sizeof what, "%s NULL", inputs[i].name);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_NULL_POINTER, what);
+        }
         for (size_t by = 1; by <= 3; ++by) {
             b = fx->valid;
-            b.token_ids = misalign(fx->token_ids, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "token_ids misaligned");
-            b = fx->valid;
-            b.hash_table = misalign(fx->table, by);
-            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, "hash_table misaligned");
+            ptr = misalign((void *)(uintptr_t)inputs[i].valid, by);
+            memcpy((char *)&b + inputs[i].field, &ptr, sizeof ptr);
+            snprintf(what, sizeof what, "%s misaligned", inputs[i].name);
+            expect_reject(fx, path, r, M, lg, &b, ALPHAMOE_ERROR_ALIGNMENT, what);
         }
     }
     if (flags & (ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP)) {
@@ -1162,6 +1303,11 @@ static void test_route_host_rejects(void **state) {
             b.token_ids = (const int32_t *)(uintptr_t)7;
             b.hash_table = (const int32_t *)(uintptr_t)9;
         }
+        if (!(fx.params.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS)) {
+            b.logical_to_physical = (const int32_t *)(uintptr_t)11;
+            b.replica_count = (const int32_t *)(uintptr_t)13;
+            b.physical_load = (int32_t *)(uintptr_t)15;
+        }
         assert_int_equal(alphamoe_route_host(fx.router, M, fx.logits, &b), ALPHAMOE_OK);
         fx.plan.buffers.expert_map = fx.map;
         char why[256];
@@ -1219,11 +1365,12 @@ static void test_unsupported_flavour_status(void **state) {
     d.cooperative_launch = 1;
     /* The kernels run every valid flavour but more than kMaxGpuGroups (32)
      * groups (the grouped selection keeps one group score per lane). */
-    enum { VARIANTS = 15 };
+    enum { VARIANTS = 16 };
     static const char *const names[VARIANTS] = {"first version", "no renormalization", "sigmoid", "sigmoid + bias",
                                                 "groups", "scaling factor", "bf16 logits", "fp16 logits",
                                                 "local range", "expert map", "32 groups", "33 groups",
-                                                "64 groups", "sqrt-softplus + bias", "hash routing"};
+                                                "64 groups", "sqrt-softplus + bias", "hash routing",
+                                                "redundant experts"};
     for (int v = 0; v < VARIANTS; ++v) {
         alphamoe_params p = test_params(v == 11 ? 66 : 64, 4, 16, 100, 0u);
         switch (v) {
@@ -1250,6 +1397,11 @@ static void test_unsupported_flavour_status(void **state) {
             p.scoring = ALPHAMOE_SCORING_SQRT_SOFTPLUS;
             p.flags |= ALPHAMOE_FLAG_HASH_ROUTING;
             p.vocab_size = 100;
+            break;
+        case 15:
+            p.flags |= ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+            p.num_physical_experts = 72;
+            p.replica_slots = 2;
             break;
         default: break;
         }
@@ -1290,6 +1442,15 @@ static void test_unsupported_flavour_status(void **state) {
             for (int32_t i = 0; i < 100 * 4; ++i) table[i] = i % 64;
             b.token_ids = token_ids;
             b.hash_table = table;
+            int32_t replica_count[66], logical_to_physical[66 * 2], load[72] = {0};
+            for (int32_t e = 0; e < 66; ++e) {
+                replica_count[e] = 1 + e % 2;
+                logical_to_physical[2 * e] = e;
+                logical_to_physical[2 * e + 1] = 66 + e % 6;
+            }
+            b.replica_count = replica_count;
+            b.logical_to_physical = logical_to_physical;
+            b.physical_load = load;
             for (int32_t M = 0; M <= 50; M += 50) {
                 const alphamoe_status rs = alphamoe_route(r, M, logits, &b, NULL);
                 if (rs != ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR)
@@ -1310,6 +1471,8 @@ static void test_unsupported_flavour_status(void **state) {
                 for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i)
                     if (memcmp(arrays[i].a, arrays[i].b, (size_t)(arrays[i].n + TEST_GUARD) * 4u) != 0)
                         fail_msg("%s, M=%d: the refused call wrote output array %zu", names[v], M, i);
+                for (int32_t q = 0; q < 72; ++q)
+                    if (load[q] != 0) fail_msg("%s, M=%d: the refused call wrote physical_load", names[v], M);
             }
             for (size_t i = 0; i < workspace_bytes; ++i)
                 if (workspace[i]) fail_msg("%s: refused call wrote the workspace", names[v]);
@@ -1523,6 +1686,7 @@ static const char *const status_names[] = {
     "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
     "ALPHAMOE_ERROR_INVALID_HANDLE",
     "ALPHAMOE_ERROR_HASH_ROUTING",
+    "ALPHAMOE_ERROR_REDUNDANT_EXPERTS",
 };
 #define STATUS_COUNT ((int)(sizeof status_names / sizeof status_names[0]))
 
@@ -1533,7 +1697,7 @@ static int is_ident_char(char c) {
 static void test_status_strings(void **state) {
     (void)state;
     /* The table above must track the header's enum. */
-    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_HASH_ROUTING + 1);
+    assert_int_equal(STATUS_COUNT, ALPHAMOE_ERROR_REDUNDANT_EXPERTS + 1);
     /* Values are ABI: the first version's never move. */
     assert_int_equal(ALPHAMOE_ERROR_TOP_K, 4);
     assert_int_equal(ALPHAMOE_ERROR_CUDA, 19);
@@ -1954,6 +2118,7 @@ int main(void) {
         cmocka_unit_test(test_create_expert_parallel),
         cmocka_unit_test(test_create_reserved),
         cmocka_unit_test(test_create_hash_routing),
+        cmocka_unit_test(test_create_redundant_experts),
         cmocka_unit_test(test_create_shared_with_flavours),
         cmocka_unit_test(test_create_combinations),
         cmocka_unit_test(test_create_valid_boundaries),

@@ -5,12 +5,31 @@
 namespace alphamoe {
 
 void local_expert_ids(const alphamoe_params &p, const int32_t *expert_map, int32_t *local_of) {
-    const int32_t E = p.num_experts, L = p.local_expert_count;
+    const int32_t E = routed_experts(p), L = p.local_expert_count;
     for (int32_t g = 0; g < E; ++g) {
         int32_t local;
         if (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) local = expert_map[g];
         else local = g - p.local_expert_begin;
         local_of[g] = (local >= 0 && local < L) ? local : -1;
+    }
+}
+
+void map_to_replicas(const alphamoe_params &p, int32_t num_tokens, const alphamoe_buffers &b) {
+    const int32_t P = p.num_physical_experts, R = p.replica_slots;
+    const int64_t pairs = static_cast<int64_t>(num_tokens) * p.top_k;
+    for (int64_t pair = 0; pair < pairs; ++pair) {
+        const int32_t e = b.topk_ids[pair];
+        if (e < 0) continue;  // already a pair of no expert
+        // The tables are the caller's, unchecked: a count outside [1, R] or
+        // an id outside [0, P) makes a pair of no expert, never a read
+        // outside the E rows of R entries.
+        const int32_t c = b.replica_count[e];
+        int32_t q = -1;
+        if (c >= 1 && c <= R) q = b.logical_to_physical[static_cast<int64_t>(e) * R + pair % c];
+        if (q < 0 || q >= P) q = -1;
+        b.topk_ids[pair] = q;
+        if (q >= 0 && b.physical_load)  // a running counter: wraps like the caller's int32 would
+            b.physical_load[q] = static_cast<int32_t>(static_cast<uint32_t>(b.physical_load[q]) + 1u);
     }
 }
 
@@ -24,8 +43,9 @@ void write_plan(const alphamoe_router &router, int32_t num_tokens, const int32_t
     int32_t next[ALPHAMOE_MAX_EXPERTS];
     // Without expert parallelism every expert is its own local id: no
     // lookup per pair on the path most calls take.
-    if (L == p.num_experts && p.local_expert_begin == 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP)) local_of = nullptr;
-    // A pair of no expert (id -1: hash routing's) is planned nowhere.
+    if (L == routed_experts(p) && p.local_expert_begin == 0 && !(p.flags & ALPHAMOE_FLAG_EXPERT_MAP)) local_of = nullptr;
+    // A pair of no expert (id -1: hash routing's or a replica table's) is
+    // planned nowhere.
     const auto local_of_pair = [&](int32_t pair) {
         const int32_t id = b.topk_ids[pair];
         return id < 0 ? -1 : local_of ? local_of[id] : id;

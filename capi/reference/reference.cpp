@@ -39,6 +39,8 @@ void route_on_host(const alphamoe_router &router, int32_t num_tokens, const void
         }
         gate_weights(p, row, ids, b.topk_weights + static_cast<int64_t>(t) * k);
     }
+    // The weights are the logical choice's; only the ids move to replicas.
+    if (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) map_to_replicas(p, num_tokens, b);
     write_plan(router, num_tokens, local_of, b);
 }
 

@@ -76,7 +76,8 @@ typedef enum alphamoe_status {
     /* misuse */
     ALPHAMOE_ERROR_INVALID_HANDLE = 28,  /* the router is not a live router (destroyed, or never created) */
     /* appended in version 0.3: an invalid argument, rejected before any work */
-    ALPHAMOE_ERROR_HASH_ROUTING = 29     /* vocab_size or a setting hash routing does not take */
+    ALPHAMOE_ERROR_HASH_ROUTING = 29,    /* vocab_size or a setting hash routing does not take */
+    ALPHAMOE_ERROR_REDUNDANT_EXPERTS = 30 /* num_physical_experts or replica_slots invalid */
 } alphamoe_status;
 
 /* A fixed English message naming the status, e.g. "ALPHAMOE_ERROR_TOP_K:
@@ -124,10 +125,19 @@ ALPHAMOE_API const char *alphamoe_version_string(void);
  * outside [0, vocab_size) or an entry outside [0, num_experts) makes a pair
  * of no expert: id -1, weight 0, in no group (docs/contract.md). */
 #define ALPHAMOE_FLAG_HASH_ROUTING 0x40u
+/* Redundant experts (expert-parallel load balancing, vLLM's EPLB): logical
+ * expert e has buffers.replica_count[e] replicas among num_physical_experts
+ * physical experts; pair p = t*k + j of expert e takes replica
+ * p % replica_count[e], physical id buffers.logical_to_physical[e *
+ * replica_slots + replica]. topk_ids and the plan are over the physical
+ * experts, the weights are the logical choice's. A replica count outside
+ * [1, replica_slots] or an id outside [0, num_physical_experts) makes a
+ * pair of no expert (docs/contract.md). */
+#define ALPHAMOE_FLAG_REDUNDANT_EXPERTS 0x80u
 #define ALPHAMOE_FLAG_ALL                                                                      \
     (ALPHAMOE_FLAG_SHARED_EXPERT | ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_PDL |                \
      ALPHAMOE_FLAG_NO_RENORMALIZE | ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |   \
-     ALPHAMOE_FLAG_HASH_ROUTING)
+     ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS)
 
 /* How logits become scores (alphamoe_params.scoring). */
 typedef enum alphamoe_scoring {
@@ -169,6 +179,9 @@ typedef struct alphamoe_params {
     /* ---- appended in version 0.3 ---- */
     int32_t vocab_size;          /* rows of buffers.hash_table with ALPHAMOE_FLAG_HASH_ROUTING
                                     (>= 1); 0 without it */
+    int32_t num_physical_experts; /* P, 1..2048, with ALPHAMOE_FLAG_REDUNDANT_EXPERTS; 0 without it */
+    int32_t replica_slots;       /* R, 1..P: replicas per logical expert at most (the row length
+                                    of buffers.logical_to_physical), with the flag; 0 without it */
     uint32_t reserved2;          /* must be 0 */
 } alphamoe_params;
 
@@ -199,12 +212,18 @@ typedef struct alphamoe_router alphamoe_router;
  * - ALPHAMOE_FLAG_HASH_ROUTING with vocab_size: the experts come from a
  *   table, the weights from the scoring (no groups, no correction bias,
  *   no shared expert: ALPHAMOE_ERROR_HASH_ROUTING otherwise).
+ * - ALPHAMOE_FLAG_REDUNDANT_EXPERTS with num_physical_experts P and
+ *   replica_slots R: each chosen logical expert becomes one of its
+ *   physical replicas, after the choice and the weights; topk_ids and the
+ *   plan are over the P physical experts (expert parallelism too: the
+ *   range and the map are over P). Combines with every other flavour.
  * Shared-expert mode needs softmax scoring and no groups
  * (ALPHAMOE_ERROR_SHARED_EXPERT otherwise).
  *
  * alphamoe_router_get_params returns the parameters normalized: the row
  * stride resolved, num_groups at least 1, topk_groups resolved,
- * routed_scaling_factor 1 for 0, local_expert_count num_experts for 0. */
+ * routed_scaling_factor 1 for 0, local_expert_count num_experts for 0
+ * (num_physical_experts with ALPHAMOE_FLAG_REDUNDANT_EXPERTS). */
 ALPHAMOE_API alphamoe_status alphamoe_router_create(const alphamoe_params *params,
                                                     alphamoe_router **out);
 /* NULL is accepted and ignored, and so is a router that is not live.
@@ -236,7 +255,8 @@ typedef struct alphamoe_sizes {
     alphamoe_extent sorted_token_ids;        /* the capacity */
     alphamoe_extent expert_ids;              /* capacity / block_m */
     alphamoe_extent num_tokens_post_padded;  /* 1 */
-    alphamoe_extent expert_counts;           /* L (E without expert parallelism) */
+    alphamoe_extent expert_counts;           /* L (E without expert parallelism, P with redundant
+                                                experts) */
     alphamoe_extent expert_offsets;          /* L + 1 */
     alphamoe_extent pair_to_sorted;          /* max_tokens * k */
     alphamoe_extent workspace;               /* bytes; zero it once after allocating */
@@ -284,6 +304,11 @@ typedef struct alphamoe_buffers {
     const int32_t *token_ids;         /* [M]; required with ALPHAMOE_FLAG_HASH_ROUTING when M > 0,
                                          ignored otherwise */
     const int32_t *hash_table;        /* [vocab_size, k]; likewise */
+    const int32_t *logical_to_physical; /* [E, R]; required with ALPHAMOE_FLAG_REDUNDANT_EXPERTS when
+                                         M > 0, ignored otherwise */
+    const int32_t *replica_count;     /* [E]; likewise */
+    int32_t *physical_load;           /* optional (NULL skips), [P]; with the flag, +1 at each pair's
+                                         physical id; never zeroed by the router */
 } alphamoe_buffers;
 
 /* ------------------------------------------------------------------ */

@@ -515,3 +515,80 @@ func TestHashRouting(t *testing.T) {
 		t.Fatalf("a vocabulary without the flag: %v", err)
 	}
 }
+
+// Redundant experts (EPLB) on the CPU reference: pair p of logical expert x
+// takes replica p % ReplicaCount[x], physical id LogicalToPhysical[x*R +
+// replica]; a count outside [1, R] or an id outside [0, P) is a pair of no
+// expert. The weights are the unmapped call's, bit for bit, and
+// PhysicalLoad gains one per mapped pair.
+func TestRedundantExperts(t *testing.T) {
+	const e, k, p, rs, m = 24, 4, 40, 3, 30
+	g := &rng{state: seed(t)}
+	logits := randomLogits(g, m, e)
+	plain, err := router.New(router.Params{NumExperts: e, TopK: k, BlockM: 8, MaxTokens: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	base, err := plain.RouteHost(m, logits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := router.Params{NumExperts: e, TopK: k, BlockM: 8, MaxTokens: m, Flags: router.FlagRedundantExperts,
+		NumPhysicalExperts: p, ReplicaSlots: rs}
+	r, err := router.New(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := r.Params(); got.NumPhysicalExperts != p || got.ReplicaSlots != rs || got.LocalExpertCount != p {
+		t.Fatalf("params read back as %+v", got)
+	}
+	counts := make([]int32, e)
+	for i := range counts {
+		counts[i] = 1 + int32(g.next()%rs)
+	}
+	counts[5], counts[6], counts[7] = 0, rs+1, 1
+	table := make([]int32, e*rs)
+	for i := range table {
+		table[i] = int32(g.next() % p)
+	}
+	table[7*rs] = p // an id past the physical experts
+	load := make([]int32, p)
+	for i := range load {
+		load[i] = 1 + int32(g.next()%100)
+	}
+	wantLoad := append([]int32(nil), load...)
+	plan := r.NewPlan()
+	in := router.Inputs{LogicalToPhysical: table, ReplicaCount: counts, PhysicalLoad: load}
+	if err := r.RouteHostWith(m, router.LogitsOfF32(logits), in, plan); err != nil {
+		t.Fatal(err)
+	}
+	for pair := 0; pair < m*k; pair++ {
+		x := base.TopkIDs[pair]
+		want := int32(-1)
+		if c := counts[x]; c >= 1 && c <= rs {
+			if q := table[int(x)*rs+pair%int(c)]; q >= 0 && q < p {
+				want = q
+			}
+		}
+		if want >= 0 {
+			wantLoad[want]++
+		}
+		if plan.TopkIDs[pair] != want {
+			t.Fatalf("pair %d: physical expert %d, want %d", pair, plan.TopkIDs[pair], want)
+		}
+		if math.Float32bits(plan.TopkWeights[pair]) != math.Float32bits(base.TopkWeights[pair]) {
+			t.Fatalf("pair %d: weight %g, the unmapped call's %g", pair, plan.TopkWeights[pair], base.TopkWeights[pair])
+		}
+	}
+	for q := range load {
+		if load[q] != wantLoad[q] {
+			t.Fatalf("physical_load[%d] = %d, want %d", q, load[q], wantLoad[q])
+		}
+	}
+	params.ReplicaSlots = p + 1
+	if _, err := router.New(params); !errors.Is(err, router.ErrRedundantExperts) {
+		t.Fatalf("replica slots past P: %v", err)
+	}
+}

@@ -11,7 +11,8 @@ package router
 //                                   int32_t *blocks, int64_t blocks_capacity, int32_t *live,
 //                                   int32_t *counts, int32_t *offsets, int32_t *pairs,
 //                                   const float *bias, const int32_t *map, const int32_t *tokens,
-//                                   const int32_t *table) {
+//                                   const int32_t *table, const int32_t *l2p, const int32_t *replicas,
+//                                   int32_t *load) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = ids;
 //     b.topk_weights = weights;
@@ -27,6 +28,9 @@ package router
 //     b.expert_map = map;
 //     b.token_ids = tokens;
 //     b.hash_table = table;
+//     b.logical_to_physical = l2p;
+//     b.replica_count = replicas;
+//     b.physical_load = load;
 //     return alphamoe_route_host(r, m, logits, &b);
 // }
 //
@@ -36,6 +40,7 @@ package router
 //                                     uintptr_t counts, uintptr_t offsets, uintptr_t pairs,
 //                                     uintptr_t workspace, size_t workspace_bytes,
 //                                     uintptr_t bias, uintptr_t map, uintptr_t tokens, uintptr_t table,
+//                                     uintptr_t l2p, uintptr_t replicas, uintptr_t load,
 //                                     uintptr_t stream, const alphamoe_selection *plan) {
 //     alphamoe_buffers b = {sizeof b};
 //     b.topk_ids = (int32_t *)ids;
@@ -54,6 +59,9 @@ package router
 //     b.expert_map = (const int32_t *)map;
 //     b.token_ids = (const int32_t *)tokens;
 //     b.hash_table = (const int32_t *)table;
+//     b.logical_to_physical = (const int32_t *)l2p;
+//     b.replica_count = (const int32_t *)replicas;
+//     b.physical_load = (int32_t *)load;
 //     if (plan != NULL)
 //         return alphamoe_route_with_plan(r, m, (const void *)logits, &b, plan, (struct CUstream_st *)stream);
 //     return alphamoe_route(r, m, (const void *)logits, &b, (struct CUstream_st *)stream);
@@ -86,6 +94,9 @@ const (
 	// FlagHashRouting: each token's experts are its row of Inputs.HashTable
 	// (Inputs.TokenIDs picks the row), the weights the scoring's there.
 	FlagHashRouting uint32 = C.ALPHAMOE_FLAG_HASH_ROUTING
+	// FlagRedundantExperts: each chosen logical expert becomes one of its
+	// physical replicas (Inputs.LogicalToPhysical, Inputs.ReplicaCount).
+	FlagRedundantExperts uint32 = C.ALPHAMOE_FLAG_REDUNDANT_EXPERTS
 	// FlagAll: every flag above.
 	FlagAll uint32 = C.ALPHAMOE_FLAG_ALL
 )
@@ -135,6 +146,8 @@ type Params struct {
 	LocalExpertBegin    int     // expert parallelism by range: global id of local expert 0
 	LocalExpertCount    int     // local experts L, the plan's expert count; 0 means all
 	VocabSize           int     // rows of Inputs.HashTable with FlagHashRouting (>= 1); 0 without it
+	NumPhysicalExperts  int     // physical experts P with FlagRedundantExperts (1..2048); 0 without it
+	ReplicaSlots        int     // replicas per logical expert at most, R in 1..P, with the flag; 0 without it
 }
 
 // Sizes are the element counts of every output (bytes for the workspace)
@@ -183,6 +196,8 @@ func (p *Params) raw() C.alphamoe_params {
 		local_expert_begin:    clamp32(p.LocalExpertBegin),
 		local_expert_count:    clamp32(p.LocalExpertCount),
 		vocab_size:            clamp32(p.VocabSize),
+		num_physical_experts:  clamp32(p.NumPhysicalExperts),
+		replica_slots:         clamp32(p.ReplicaSlots),
 	}
 }
 
@@ -237,6 +252,8 @@ func (r *Router) Params() Params {
 		LocalExpertBegin:    int(p.local_expert_begin),
 		LocalExpertCount:    int(p.local_expert_count),
 		VocabSize:           int(p.vocab_size),
+		NumPhysicalExperts:  int(p.num_physical_experts),
+		ReplicaSlots:        int(p.replica_slots),
 	}
 }
 
@@ -288,6 +305,13 @@ type Inputs struct {
 	ExpertMap      []int32   // needed with FlagExpertMap: each expert's local id, or -1
 	TokenIDs       []int32   // needed with FlagHashRouting: [numTokens], each token's row of HashTable
 	HashTable      []int32   // needed with FlagHashRouting: [VocabSize][TopK] expert ids
+	// Needed with FlagRedundantExperts: [NumExperts][ReplicaSlots] physical ids, and
+	// [NumExperts] replica counts.
+	LogicalToPhysical []int32
+	ReplicaCount      []int32
+	// Optional with FlagRedundantExperts: [NumPhysicalExperts] counters each
+	// mapped pair adds 1 to.
+	PhysicalLoad []int32
 }
 
 // RouteHost routes numTokens rows of fp32 logits on the CPU (the
@@ -331,7 +355,8 @@ func (r *Router) RouteHostWith(numTokens int, logits Logits, in Inputs, plan *Pl
 		first(b.ids), firstFloat(b.weights), first(b.sorted), C.int64_t(len(b.sorted)),
 		first(b.blocks), C.int64_t(len(b.blocks)), first(b.live[:]),
 		first(b.counts), first(b.offsets), first(b.pairs),
-		firstFloat(in.CorrectionBias), first(in.ExpertMap), first(in.TokenIDs), first(in.HashTable)))
+		firstFloat(in.CorrectionBias), first(in.ExpertMap), first(in.TokenIDs), first(in.HashTable),
+		first(in.LogicalToPhysical), first(in.ReplicaCount), first(in.PhysicalLoad)))
 	runtime.KeepAlive(logits)
 	runtime.KeepAlive(in)
 	if err != nil {
@@ -360,6 +385,9 @@ type DeviceBuffers struct {
 	ExpertMap              uintptr // int32 [NumExperts], needed with FlagExpertMap
 	TokenIDs               uintptr // int32 [numTokens], needed with FlagHashRouting
 	HashTable              uintptr // int32 [VocabSize][TopK], needed with FlagHashRouting
+	LogicalToPhysical      uintptr // int32 [NumExperts][ReplicaSlots], needed with FlagRedundantExperts
+	ReplicaCount           uintptr // int32 [NumExperts], needed with FlagRedundantExperts
+	PhysicalLoad           uintptr // int32 [NumPhysicalExperts], optional with FlagRedundantExperts
 }
 
 // Route launches the routing kernel on stream (0: the current context's
@@ -390,6 +418,7 @@ func (r *Router) routeDevice(numTokens int, logits uintptr, b *DeviceBuffers, st
 		C.uintptr_t(b.NumTokensPostPadded), C.uintptr_t(b.ExpertCounts), C.uintptr_t(b.ExpertOffsets),
 		C.uintptr_t(b.PairToSorted), C.uintptr_t(b.Workspace), C.size_t(b.WorkspaceBytes),
 		C.uintptr_t(b.CorrectionBias), C.uintptr_t(b.ExpertMap), C.uintptr_t(b.TokenIDs), C.uintptr_t(b.HashTable),
+		C.uintptr_t(b.LogicalToPhysical), C.uintptr_t(b.ReplicaCount), C.uintptr_t(b.PhysicalLoad),
 		C.uintptr_t(stream), plan))
 }
 
@@ -409,6 +438,11 @@ func (r *Router) live() error {
 // shape, refused rather than read as one) and [NumExperts] inputs.
 func (r *Router) checkShapes(numTokens, n int, in Inputs) error {
 	stride, e := int(r.params.logits_row_stride), int(r.params.num_experts)
+	// The expert map and the load are over the experts topk_ids name.
+	routed := e
+	if uint32(r.params.flags)&FlagRedundantExperts != 0 {
+		routed = int(r.params.num_physical_experts)
+	}
 	ok := n == 0
 	if numTokens > 0 {
 		ok = n == (numTokens-1)*stride+e || n == numTokens*stride
@@ -421,10 +455,13 @@ func (r *Router) checkShapes(numTokens, n int, in Inputs) error {
 	for _, input := range []struct {
 		name string
 		n    int
-	}{{"CorrectionBias", len(in.CorrectionBias)}, {"ExpertMap", len(in.ExpertMap)}} {
-		if input.n != 0 && input.n != e {
+		want int
+	}{{"CorrectionBias", len(in.CorrectionBias), e}, {"ExpertMap", len(in.ExpertMap), routed},
+		{"LogicalToPhysical", len(in.LogicalToPhysical), e * int(r.params.replica_slots)},
+		{"ReplicaCount", len(in.ReplicaCount), e}, {"PhysicalLoad", len(in.PhysicalLoad), routed}} {
+		if input.n != 0 && input.n != input.want {
 			return detailError(StatusInvalidArgument,
-				fmt.Sprintf("%s holds %d values, the router has %d experts", input.name, input.n, e))
+				fmt.Sprintf("%s holds %d values, the router needs %d", input.name, input.n, input.want))
 		}
 	}
 	if n := len(in.TokenIDs); n != 0 && n != numTokens {

@@ -41,6 +41,7 @@ const (
 	StatusUnsupportedFlavour Status = C.ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR
 	StatusInvalidHandle      Status = C.ALPHAMOE_ERROR_INVALID_HANDLE
 	StatusHashRouting        Status = C.ALPHAMOE_ERROR_HASH_ROUTING
+	StatusRedundantExperts   Status = C.ALPHAMOE_ERROR_REDUNDANT_EXPERTS
 )
 
 // statusNames are the header's names; the header test checks that every
@@ -76,6 +77,7 @@ var statusNames = map[Status]string{
 	StatusUnsupportedFlavour: "ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR",
 	StatusInvalidHandle:      "ALPHAMOE_ERROR_INVALID_HANDLE",
 	StatusHashRouting:        "ALPHAMOE_ERROR_HASH_ROUTING",
+	StatusRedundantExperts:   "ALPHAMOE_ERROR_REDUNDANT_EXPERTS",
 }
 
 // String is the header's name, e.g. "ALPHAMOE_ERROR_TOP_K"; "Status(99)"
@@ -139,6 +141,7 @@ var (
 	ErrUnsupportedFlavour = statusError(StatusUnsupportedFlavour)
 	ErrInvalidHandle      = statusError(StatusInvalidHandle)
 	ErrHashRouting        = statusError(StatusHashRouting)
+	ErrRedundantExperts   = statusError(StatusRedundantExperts)
 )
 
 func statusError(s Status) *Error {

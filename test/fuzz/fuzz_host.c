@@ -146,13 +146,21 @@ static status_set create_violations(const alphamoe_params *given) {
     if ((p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) && (p->scoring != ALPHAMOE_SCORING_SOFTMAX || groups > 1))
         v |= S(ALPHAMOE_ERROR_SHARED_EXPERT);
     if (!isfinite(p->routed_scaling_factor) || p->routed_scaling_factor < 0.0f) v |= S(ALPHAMOE_ERROR_SCALING_FACTOR);
+    /* Redundant experts: P in [1, 2048] and R in [1, P] with the flag,
+     * both 0 without it; expert parallelism is then over P. */
+    const int redundant = (p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) != 0;
+    const int replicas_ok = redundant ? p->num_physical_experts >= 1 && p->num_physical_experts <= ALPHAMOE_MAX_EXPERTS &&
+                                            p->replica_slots >= 1 && p->replica_slots <= p->num_physical_experts
+                                      : p->num_physical_experts == 0 && p->replica_slots == 0;
+    if (!replicas_ok) v |= S(ALPHAMOE_ERROR_REDUNDANT_EXPERTS);
     /* Expert parallelism: by map (count in [1, E], begin 0) or by range. */
-    const int64_t E = e_ok ? p->num_experts : 0, begin = p->local_expert_begin, count = p->local_expert_count;
+    const int64_t E = !e_ok || (redundant && !replicas_ok) ? 0 : redundant ? p->num_physical_experts : p->num_experts,
+                  begin = p->local_expert_begin, count = p->local_expert_count;
     int ep_ok;
     if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) ep_ok = count >= 1 && count <= E && begin == 0;
     else if (count == 0) ep_ok = begin == 0;
     else ep_ok = count > 0 && begin >= 0 && begin + count <= E;
-    if (!ep_ok && e_ok) v |= S(ALPHAMOE_ERROR_EXPERT_PARALLEL);
+    if (!ep_ok && E > 0) v |= S(ALPHAMOE_ERROR_EXPERT_PARALLEL);
     /* Hash routing: a vocabulary with the flag only, and nothing that
      * steers a ranking or fixes a slot beside it. */
     if (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) {
@@ -184,7 +192,8 @@ static alphamoe_params normalized(const alphamoe_params *given) {
     if (p.num_groups < 1) p.num_groups = 1;
     if (p.topk_groups == 0) p.topk_groups = p.num_groups;
     if (p.routed_scaling_factor == 0.0f) p.routed_scaling_factor = 1.0f;
-    if (p.local_expert_count == 0) p.local_expert_count = p.num_experts;
+    if (p.local_expert_count == 0)
+        p.local_expert_count = (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) ? p.num_physical_experts : p.num_experts;
     return p;
 }
 
@@ -262,21 +271,27 @@ static status_set call_violations(const alphamoe_router *r, const alphamoe_param
     const int32_t *map = short_struct ? NULL : b->expert_map;
     const int32_t *tokens = b->struct_size <= v2 ? NULL : b->token_ids;
     const int32_t *table = b->struct_size <= v2 ? NULL : b->hash_table;
+    const int32_t *l2p = b->struct_size <= v2 ? NULL : b->logical_to_physical;
+    const int32_t *replicas = b->struct_size <= v2 ? NULL : b->replica_count;
+    const int32_t *load = b->struct_size <= v2 ? NULL : b->physical_load;
     status_set v = 0;
     if (M < 0 || M > p->max_tokens) v |= S(ALPHAMOE_ERROR_NUM_TOKENS);
     const int needs_bias = M > 0 && (p->flags & ALPHAMOE_FLAG_CORRECTION_BIAS);
     const int needs_map = M > 0 && (p->flags & ALPHAMOE_FLAG_EXPERT_MAP);
     const int needs_table = M > 0 && (p->flags & ALPHAMOE_FLAG_HASH_ROUTING);
+    const int needs_replicas = M > 0 && (p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS);
     if ((M > 0 && (!logits || !b->topk_ids || !b->topk_weights)) ||
         (z->sorted_token_ids.elements > 0 && (!b->sorted_token_ids || !b->expert_ids)) ||
         !b->num_tokens_post_padded || (gpu && !b->workspace) || (needs_bias && !bias) || (needs_map && !map) ||
-        (needs_table && (!tokens || !table)))
+        (needs_table && (!tokens || !table)) || (needs_replicas && (!l2p || !replicas)))
         v |= S(ALPHAMOE_ERROR_NULL_POINTER);
     const uintptr_t logit_bytes = p->logits_type == ALPHAMOE_LOGITS_F32 ? 4 : 2;
     if ((uintptr_t)logits % logit_bytes) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
     const void *word[] = {b->topk_ids, b->topk_weights, b->sorted_token_ids, b->expert_ids, b->num_tokens_post_padded,
                           b->expert_counts, b->expert_offsets, b->pair_to_sorted, needs_bias ? bias : NULL,
-                          needs_map ? map : NULL, needs_table ? tokens : NULL, needs_table ? table : NULL};
+                          needs_map ? map : NULL, needs_table ? tokens : NULL, needs_table ? table : NULL,
+                          needs_replicas ? l2p : NULL, needs_replicas ? replicas : NULL,
+                          needs_replicas ? load : NULL};
     for (size_t i = 0; i < sizeof word / sizeof word[0]; ++i)
         if ((uintptr_t)word[i] % 4) v |= S(ALPHAMOE_ERROR_ALIGNMENT);
     if (gpu && (uintptr_t)b->workspace % (uintptr_t)z->workspace_alignment) v |= S(ALPHAMOE_ERROR_ALIGNMENT);

@@ -142,8 +142,7 @@ static int compare_pairs(const void *pa, const void *pb) {
 
 void flavour_reference_route(const flavour_call *call, host_plan *out) {
     const alphamoe_params *p = call->params;
-    const int32_t E = p->num_experts, k = p->top_k, bm = p->block_m, M = call->M;
-    const int32_t L = p->local_expert_count;
+    const int32_t E = p->num_experts, k = p->top_k, M = call->M;
     const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
     if (M == 0) {
         out->num_tokens_post_padded[0] = 0;
@@ -178,11 +177,21 @@ void flavour_reference_route(const flavour_call *call, host_plan *out) {
         }
     }
 
-    /* The contract's local ids, stated directly. */
+    flavour_reference_plan(p, M, call->expert_map, out);
+}
+
+void flavour_reference_plan(const alphamoe_params *p, int32_t M, const int32_t *expert_map, host_plan *out) {
+    const int32_t k = p->top_k, bm = p->block_m, L = p->local_expert_count;
+    if (M == 0) {
+        out->num_tokens_post_padded[0] = 0;
+        return;
+    }
+    /* The contract's local ids, stated directly, over the experts topk_ids
+     * name (the physical ones with redundant experts). */
     int32_t local_of[ALPHAMOE_MAX_EXPERTS];
-    for (int32_t g = 0; g < E; ++g) {
+    for (int32_t g = 0; g < plan_routed_experts(p); ++g) {
         int32_t v;
-        if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) v = call->expert_map[g];
+        if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) v = expert_map[g];
         else v = g - p->local_expert_begin;
         local_of[g] = (v >= 0 && v < L) ? v : -1;
     }

@@ -25,6 +25,10 @@ typedef struct flavour_call {
  * optional outputs for the same router. */
 void flavour_reference_route(const flavour_call *call, host_plan *out);
 
+/* Writes the plan of the M*k pairs in out->topk_ids (ids of the experts
+ * plan_routed_experts names, -1 for none) into `out`. */
+void flavour_reference_plan(const alphamoe_params *p, int32_t M, const int32_t *expert_map, host_plan *out);
+
 /* The per-expert score of sigmoid or sqrt-softplus scoring. */
 float flavour_score(const alphamoe_params *p, float logit);
 

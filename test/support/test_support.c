@@ -262,8 +262,8 @@ float plan_max_weight(const host_plan *plan) {
 
 void plan_local_ids(const host_plan *plan, int32_t *local_of) {
     const alphamoe_params *p = &plan->params;
-    const int32_t L = p->local_expert_count > 0 ? p->local_expert_count : p->num_experts;
-    for (int32_t g = 0; g < p->num_experts; ++g) {
+    const int32_t L = p->local_expert_count > 0 ? p->local_expert_count : plan_routed_experts(p);
+    for (int32_t g = 0; g < plan_routed_experts(p); ++g) {
         int32_t local = g - p->local_expert_begin;
         if (p->flags & ALPHAMOE_FLAG_EXPERT_MAP) local = plan->buffers.expert_map[g];
         local_of[g] = local >= 0 && local < L ? local : -1;
@@ -343,10 +343,14 @@ int compare_plans(const host_plan *expected, const host_plan *actual, int32_t M,
 
 int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) {
     const alphamoe_params *p = &plan->params;
-    const int32_t E = p->num_experts, k = p->top_k, bm = p->block_m, L = p->local_expert_count;
-    const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0;
+    const int32_t E = plan_routed_experts(p), k = p->top_k, bm = p->block_m, L = p->local_expert_count;
+    /* Replica tables may send the shared expert's pair anywhere, two pairs
+     * of a token to one physical expert, or a pair nowhere (-1), keeping
+     * its weight. */
+    const int replicas = (p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) != 0;
+    const int shared = (p->flags & ALPHAMOE_FLAG_SHARED_EXPERT) != 0 && !replicas;
     /* Hash routing's table may repeat an expert in a row, or name none (-1). */
-    const int hashed = (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
+    const int hashed = (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0 || replicas;
     const float max_weight = plan_max_weight(plan);
     const int64_t pairs = (int64_t)M * k;
     if (M == 0) {
@@ -368,7 +372,8 @@ int validate_plan(const host_plan *plan, int32_t M, char *why, size_t why_size) 
             const int32_t id = plan->topk_ids[pair];
             const float w = plan->topk_weights[pair];
             if (hashed && id == -1) {
-                if (w != 0.0f) rc = fail(why, why_size, "token %d slot %d: no expert, weight %g", t, j, w);
+                if (replicas ? !(w >= 0.0f && w <= max_weight) : w != 0.0f)
+                    rc = fail(why, why_size, "token %d slot %d: no expert, weight %g", t, j, w);
                 else if (plan->pair_to_sorted && plan->pair_to_sorted[pair] != -1)
                     rc = fail(why, why_size, "pair %" PRId64 " of no expert: pair_to_sorted %d", pair,
                               plan->pair_to_sorted[pair]);
@@ -443,7 +448,12 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m) {
 }
 
 int gpu_wide_call(const alphamoe_params *p) {
-    return p->num_experts > 512 || p->top_k > 16 || (p->flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
+    return p->num_experts > 512 || p->top_k > 16 ||
+           (p->flags & (ALPHAMOE_FLAG_HASH_ROUTING | ALPHAMOE_FLAG_REDUNDANT_EXPERTS)) != 0;
+}
+
+int32_t plan_routed_experts(const alphamoe_params *p) {
+    return (p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) ? p->num_physical_experts : p->num_experts;
 }
 
 int large_grid_holds(int32_t M, int32_t sms, const alphamoe_params *p) {

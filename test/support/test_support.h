@@ -76,7 +76,10 @@ void host_plan_free(host_plan *plan);
 
 /* The largest weight the contract allows: the routed scaling factor. */
 float plan_max_weight(const host_plan *plan);
-/* Local id of every global expert under the plan's parameters (and
+/* The experts topk_ids name: num_physical_experts with
+ * ALPHAMOE_FLAG_REDUNDANT_EXPERTS, else num_experts. */
+int32_t plan_routed_experts(const alphamoe_params *p);
+/* Local id of every routed expert under the plan's parameters (and
  * buffers.expert_map with ALPHAMOE_FLAG_EXPERT_MAP), -1 when not local.
  * Written from the contract's words, for checks. */
 void plan_local_ids(const host_plan *plan, int32_t *local_of);
@@ -113,7 +116,7 @@ int64_t formula_capacity(int64_t pairs, int64_t E, int64_t block_m);
 int large_grid_holds(int32_t M, int32_t sms, const alphamoe_params *p);
 
 /* Whether the GPU routes calls of the router p with its wide kernels
- * (E > 512, k > 16, or hash routing). */
+ * (E > 512, k > 16, hash routing or redundant experts). */
 int gpu_wide_call(const alphamoe_params *p);
 
 /* A router for the given shape (max_tokens = M, or 1 when M == 0).

@@ -31,7 +31,7 @@ import weakref
 
 from . import _abi, _ffi
 from ._abi import (FLAG_ALL, FLAG_CORRECTION_BIAS, FLAG_EXPERT_MAP, FLAG_HASH_ROUTING, FLAG_NO_RENORMALIZE,
-                   FLAG_PDL, FLAG_SHARED_EXPERT, FLAG_TAIL_FILL, MAX_BLOCK_M, MAX_EXPERTS, MAX_TOP_K,
+                   FLAG_PDL, FLAG_REDUNDANT_EXPERTS, FLAG_SHARED_EXPERT, FLAG_TAIL_FILL, MAX_BLOCK_M, MAX_EXPERTS, MAX_TOP_K,
                    LogitsType, Scoring, Specialization, Status)
 from ._ffi import lib
 
@@ -39,7 +39,7 @@ __all__ = ['Status', 'Scoring', 'LogitsType', 'Specialization', 'Error', 'Router
            'Routing', 'route', 'release_workspaces', 'version', 'version_number', 'kernel_names', 'entry_point_names', 'kernel_images', 'device_count',
            'device_describe', 'device_attributes', 'specialization_name', 'library_path',
            'FLAG_SHARED_EXPERT', 'FLAG_TAIL_FILL', 'FLAG_PDL', 'FLAG_NO_RENORMALIZE', 'FLAG_CORRECTION_BIAS',
-           'FLAG_EXPERT_MAP', 'FLAG_HASH_ROUTING', 'FLAG_ALL', 'MAX_EXPERTS', 'MAX_TOP_K', 'MAX_BLOCK_M']
+           'FLAG_EXPERT_MAP', 'FLAG_HASH_ROUTING', 'FLAG_REDUNDANT_EXPERTS', 'FLAG_ALL', 'MAX_EXPERTS', 'MAX_TOP_K', 'MAX_BLOCK_M']
 
 # Fields of alphamoe_params that hold a value of an enumeration.
 _ENUM_FIELDS = {'scoring': Scoring, 'logits_type': LogitsType, 'force_specialization': Specialization}
@@ -490,29 +490,38 @@ class Router:
         return result
 
     def route_host(self, logits, num_tokens=None, correction_bias=None, expert_map=None, token_ids=None,
-                   hash_table=None):
+                   hash_table=None, logical_to_physical=None, replica_count=None, physical_load=None):
         """Routes rows of logits [M, E] on the CPU (the contract's reference)
         into a new Plan; num_tokens defaults to the rows logits holds."""
         plan = Plan(self)
-        self.route_host_into(logits, plan, num_tokens, correction_bias, expert_map, token_ids, hash_table)
+        self.route_host_into(logits, plan, num_tokens, correction_bias, expert_map, token_ids, hash_table,
+                             logical_to_physical, replica_count, physical_load)
         return plan
 
     def route_host_into(self, logits, plan, num_tokens=None, correction_bias=None, expert_map=None, token_ids=None,
-                        hash_table=None):
+                        hash_table=None, logical_to_physical=None, replica_count=None, physical_load=None):
         """route_host reusing plan's buffers; on error nothing in plan changed.
         logits: [M, E] (or [M, row stride]), or flat whole rows; fp32 values
         for an f32 router, float16 for f16, bfloat16 or raw uint16 bits for
         bf16 (other values are rounded to nearest even). correction_bias
         fp32 [E] and expert_map int32 [E] go with their flags, and with
         FLAG_HASH_ROUTING token_ids int32 [M] and hash_table int32
-        [vocab_size, k] (or flat)."""
+        [vocab_size, k] (or flat). With FLAG_REDUNDANT_EXPERTS,
+        logical_to_physical int32 [E * replica_slots] (flat) and
+        replica_count int32 [E]; physical_load, a mutable sequence of
+        num_physical_experts ints, gets the pairs per physical expert added
+        in place. With FLAG_EXPERT_MAP and redundant experts expert_map has
+        num_physical_experts entries."""
         if not plan._fits(self):
             raise _invalid('the plan was made for another router')
         values, num_tokens = _host_logits(self, logits, num_tokens)
         buffers = plan._buffers()
         keep = self._flavour_inputs(buffers, correction_bias, expert_map, _host_vector)
         keep += self._hash_inputs(buffers, num_tokens, token_ids, hash_table)
+        keep += self._replica_inputs(buffers, logical_to_physical, replica_count, physical_load)
         _check(lib.alphamoe_route_host(self._handle, num_tokens, ctypes.addressof(values), ctypes.byref(buffers)))
+        if physical_load is not None:  # the load's copy is the last input kept
+            physical_load[:] = list(keep[-1])
         del keep
         plan.num_tokens = num_tokens
 
@@ -527,11 +536,31 @@ class Router:
                 continue
             if not flags & flag:
                 raise _invalid(f'{field} given to a router without ALPHAMOE_FLAG_{field.upper()}')
-            converted = convert(value, ctype, e, field)
+            # The map is over the experts topk_ids name: the physical ones with redundant experts.
+            routed = self.params['num_physical_experts'] if flags & FLAG_REDUNDANT_EXPERTS else e
+            converted = convert(value, ctype, routed if field == 'expert_map' else e, field)
             keep.append(converted)
             setattr(buffers, field, ctypes.addressof(converted) if isinstance(converted, ctypes.Array)
                     else converted)
         return keep
+
+    def _replica_inputs(self, buffers, logical_to_physical, replica_count, physical_load):
+        """Sets the replica tables and physical_load of buffers from host
+        inputs, which must come with FLAG_REDUNDANT_EXPERTS; returns what
+        keeps them alive, the load's copy last."""
+        if logical_to_physical is None and replica_count is None and physical_load is None:
+            return []
+        p = self.params
+        if not p['flags'] & FLAG_REDUNDANT_EXPERTS:
+            raise _invalid('replica tables given to a router without ALPHAMOE_FLAG_REDUNDANT_EXPERTS')
+        e, r, n = p['num_experts'], p['replica_slots'], p['num_physical_experts']
+        kept = []
+        for field, value, length in (('logical_to_physical', logical_to_physical, e * r),
+                                     ('replica_count', replica_count, e), ('physical_load', physical_load, n)):
+            if value is not None:
+                kept.append(_host_vector(value, ctypes.c_int32, length, field))
+                setattr(buffers, field, ctypes.addressof(kept[-1]))
+        return kept
 
     def _hash_inputs(self, buffers, num_tokens, token_ids, hash_table):
         """Sets buffers.token_ids and .hash_table from host inputs, which must

@@ -16,7 +16,8 @@ FLAG_NO_RENORMALIZE = 0x8
 FLAG_CORRECTION_BIAS = 0x10
 FLAG_EXPERT_MAP = 0x20
 FLAG_HASH_ROUTING = 0x40
-FLAG_ALL = 0x7f
+FLAG_REDUNDANT_EXPERTS = 0x80
+FLAG_ALL = 0xff
 
 
 class Status(enum.IntEnum):
@@ -51,6 +52,7 @@ class Status(enum.IntEnum):
     UNSUPPORTED_FLAVOUR = 27
     INVALID_HANDLE = 28
     HASH_ROUTING = 29
+    REDUNDANT_EXPERTS = 30
 
 
 class Scoring(enum.IntEnum):
@@ -95,6 +97,8 @@ class Params(ctypes.Structure):
         ('local_expert_count', ctypes.c_int32),
         ('reserved', ctypes.c_uint32),
         ('vocab_size', ctypes.c_int32),
+        ('num_physical_experts', ctypes.c_int32),
+        ('replica_slots', ctypes.c_int32),
         ('reserved2', ctypes.c_uint32),
     ]
 
@@ -144,6 +148,9 @@ class Buffers(ctypes.Structure):
         ('expert_map', ctypes.c_void_p),
         ('token_ids', ctypes.c_void_p),
         ('hash_table', ctypes.c_void_p),
+        ('logical_to_physical', ctypes.c_void_p),
+        ('replica_count', ctypes.c_void_p),
+        ('physical_load', ctypes.c_void_p),
     ]
 
 
@@ -195,6 +202,8 @@ STRUCTS = {
         'local_expert_count': 'int32_t',
         'reserved': 'uint32_t',
         'vocab_size': 'int32_t',
+        'num_physical_experts': 'int32_t',
+        'replica_slots': 'int32_t',
         'reserved2': 'uint32_t',
     }),
     'alphamoe_extent': (Extent, {
@@ -232,6 +241,9 @@ STRUCTS = {
         'expert_map': 'const int32_t *',
         'token_ids': 'const int32_t *',
         'hash_table': 'const int32_t *',
+        'logical_to_physical': 'const int32_t *',
+        'replica_count': 'const int32_t *',
+        'physical_load': 'int32_t *',
     }),
     'alphamoe_device_attributes': (DeviceAttributes, {
         'struct_size': 'size_t',

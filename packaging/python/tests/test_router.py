@@ -165,6 +165,52 @@ class HostReference(unittest.TestCase):
             amr.Router(e, k, 8, m, vocab_size=vocab)
         self.assertEqual(caught.exception.status, amr.Status.HASH_ROUTING)
 
+    def test_redundant_experts(self):
+        """EPLB: pair p of logical expert x takes replica p % replica_count[x],
+        physical id logical_to_physical[x * R + replica]; a count outside
+        [1, R] or an id outside [0, P) is a pair of no expert. The weights
+        are the unmapped call's, and physical_load gains one per mapped pair."""
+        seed = contract.seed('HostReference.test_redundant_experts')
+        rng = contract.Rng(seed)
+        e, k, p_count, r, m = 24, 4, 40, 3, 30
+        router = amr.Router(e, k, 8, m, flags=amr.FLAG_REDUNDANT_EXPERTS, num_physical_experts=p_count,
+                            replica_slots=r)
+        self.assertEqual(router.params['local_expert_count'], p_count)
+        plain = amr.Router(e, k, 8, m)
+        counts = [1 + int(rng.next() % r) for _ in range(e)]
+        counts[5], counts[6] = 0, r + 1  # pairs of no expert
+        table = [int(rng.next() % p_count) for _ in range(e * r)]
+        table[7 * r] = p_count  # an id past the physical experts
+        counts[7] = 1
+        load = [int(rng.next() % 100) + 1 for _ in range(p_count)]
+        want_load = list(load)
+        logits = contract.separated_logits(rng, m, e)
+        base = plain.route_host(logits)
+        plan = router.route_host(logits, logical_to_physical=table, replica_count=counts, physical_load=load)
+        for t in range(m):
+            want = []
+            for j, x in enumerate(base.topk_ids[t]):
+                c = counts[x]
+                q = table[x * r + (t * k + j) % c] if 1 <= c <= r else -1
+                want.append(q if 0 <= q < p_count else -1)
+            for q in want:
+                if q >= 0:
+                    want_load[q] += 1
+            with self.subTest(token=t, seed=seed):
+                self.assertEqual(list(plan.topk_ids[t]), want)
+                self.assertEqual(list(plan.topk_weights[t]), list(base.topk_weights[t]))
+        self.assertEqual(load, want_load)
+        planned = sum(1 for t in range(m) for x in plan.topk_ids[t] if x >= 0)
+        self.assertEqual(sum(plan.expert_counts), planned)
+        self.assertEqual(len(plan.expert_counts), p_count)
+        with self.assertRaises(amr.Error) as caught:
+            router.route_host(logits)  # no tables
+        self.assertEqual(caught.exception.status, amr.Status.NULL_POINTER)
+        with self.assertRaises(amr.Error) as caught:
+            amr.Router(e, k, 8, m, flags=amr.FLAG_REDUNDANT_EXPERTS, num_physical_experts=p_count,
+                       replica_slots=p_count + 1)
+        self.assertEqual(caught.exception.status, amr.Status.REDUNDANT_EXPERTS)
+
     def test_flavours_follow_the_contract(self):
         seed = contract.seed('HostReference.test_flavours_follow_the_contract')
         rng = contract.Rng(seed)
@@ -210,10 +256,10 @@ class Reachable(unittest.TestCase):
         router = amr.Router(64, 4, 16, 8)
         self.assertEqual(sorted(router.params), sorted(fields))
         values = dict(num_experts=64, top_k=4, block_m=16, max_tokens=8, logits_row_stride=80,
-                      flags=amr.FLAG_CORRECTION_BIAS | amr.FLAG_TAIL_FILL, force_specialization='large',
-                      scoring='sigmoid', logits_type='f16', num_groups=8, topk_groups=2,
-                      routed_scaling_factor=2.5, local_expert_begin=8, local_expert_count=16, reserved=0,
-                      vocab_size=0, reserved2=0)
+                      flags=amr.FLAG_CORRECTION_BIAS | amr.FLAG_TAIL_FILL | amr.FLAG_REDUNDANT_EXPERTS,
+                      force_specialization='large', scoring='sigmoid', logits_type='f16', num_groups=8,
+                      topk_groups=2, routed_scaling_factor=2.5, local_expert_begin=8, local_expert_count=16,
+                      reserved=0, vocab_size=0, num_physical_experts=72, replica_slots=3, reserved2=0)
         self.assertEqual(sorted(values), sorted(fields), 'a field of alphamoe_params this test does not set')
         router = amr.Router(**values)
         for name, value in values.items():

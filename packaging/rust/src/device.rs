@@ -34,6 +34,12 @@ pub struct DeviceBuffers {
     pub token_ids: u64,
     /// int32 `[vocab_size, top_k]`, needed with `FLAG_HASH_ROUTING`.
     pub hash_table: u64,
+    /// int32 `[num_experts, replica_slots]`, needed with `FLAG_REDUNDANT_EXPERTS`.
+    pub logical_to_physical: u64,
+    /// int32 `[num_experts]`, needed with `FLAG_REDUNDANT_EXPERTS`.
+    pub replica_count: u64,
+    /// int32 `[num_physical_experts]`, optional with `FLAG_REDUNDANT_EXPERTS`.
+    pub physical_load: u64,
 }
 
 impl DeviceBuffers {
@@ -57,6 +63,9 @@ impl DeviceBuffers {
             expert_map: self.expert_map as usize as *const i32,
             token_ids: self.token_ids as usize as *const i32,
             hash_table: self.hash_table as usize as *const i32,
+            logical_to_physical: self.logical_to_physical as usize as *const i32,
+            replica_count: self.replica_count as usize as *const i32,
+            physical_load: ptr(self.physical_load),
         }
     }
 }

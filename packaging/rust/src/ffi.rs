@@ -62,6 +62,7 @@ c_constants! {
     ALPHAMOE_ERROR_UNSUPPORTED_FLAVOUR: alphamoe_status = 27;
     ALPHAMOE_ERROR_INVALID_HANDLE: alphamoe_status = 28;
     ALPHAMOE_ERROR_HASH_ROUTING: alphamoe_status = 29;
+    ALPHAMOE_ERROR_REDUNDANT_EXPERTS: alphamoe_status = 30;
 
     ALPHAMOE_MAX_EXPERTS: i32 = 2048;
     ALPHAMOE_MAX_TOP_K: i32 = 32;
@@ -74,7 +75,8 @@ c_constants! {
     ALPHAMOE_FLAG_CORRECTION_BIAS: u32 = 0x10;
     ALPHAMOE_FLAG_EXPERT_MAP: u32 = 0x20;
     ALPHAMOE_FLAG_HASH_ROUTING: u32 = 0x40;
-    ALPHAMOE_FLAG_ALL: u32 = 0x7f;
+    ALPHAMOE_FLAG_REDUNDANT_EXPERTS: u32 = 0x80;
+    ALPHAMOE_FLAG_ALL: u32 = 0xff;
 
     ALPHAMOE_SCORING_SOFTMAX: alphamoe_scoring = 0;
     ALPHAMOE_SCORING_SIGMOID: alphamoe_scoring = 1;
@@ -142,6 +144,8 @@ c_structs! {
         pub local_expert_count: i32,
         pub reserved: u32,
         pub vocab_size: i32,
+        pub num_physical_experts: i32,
+        pub replica_slots: i32,
         pub reserved2: u32,
     }
 
@@ -185,6 +189,9 @@ c_structs! {
         pub expert_map: *const i32,
         pub token_ids: *const i32,
         pub hash_table: *const i32,
+        pub logical_to_physical: *const i32,
+        pub replica_count: *const i32,
+        pub physical_load: *mut i32,
     }
 
     #[derive(Clone, Copy, Debug, Default)]

@@ -78,6 +78,9 @@ pub const FLAG_CORRECTION_BIAS: u32 = ffi::ALPHAMOE_FLAG_CORRECTION_BIAS;
 pub const FLAG_EXPERT_MAP: u32 = ffi::ALPHAMOE_FLAG_EXPERT_MAP;
 /// Hash routing: each token's experts are its row of [`Inputs::hash_table`].
 pub const FLAG_HASH_ROUTING: u32 = ffi::ALPHAMOE_FLAG_HASH_ROUTING;
+/// Redundant experts (EPLB): each chosen logical expert becomes one of its
+/// physical replicas by [`Inputs::logical_to_physical`] and [`Inputs::replica_count`].
+pub const FLAG_REDUNDANT_EXPERTS: u32 = ffi::ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
 /// Every flag above.
 pub const FLAG_ALL: u32 = ffi::ALPHAMOE_FLAG_ALL;
 

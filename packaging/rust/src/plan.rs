@@ -160,6 +160,10 @@ impl Plan {
             expert_map: inputs.expert_map.map_or(std::ptr::null(), <[i32]>::as_ptr),
             token_ids: inputs.token_ids.map_or(std::ptr::null(), <[i32]>::as_ptr),
             hash_table: inputs.hash_table.map_or(std::ptr::null(), <[i32]>::as_ptr),
+            logical_to_physical: inputs.logical_to_physical.map_or(std::ptr::null(), <[i32]>::as_ptr),
+            replica_count: inputs.replica_count.map_or(std::ptr::null(), <[i32]>::as_ptr),
+            // Cell<i32> has i32's layout; the cells let the library write through a shared slice.
+            physical_load: inputs.physical_load.map_or(std::ptr::null_mut(), |l| l.as_ptr() as *mut i32),
         }
     }
 }

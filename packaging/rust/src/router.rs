@@ -70,6 +70,10 @@ pub struct Params {
     pub local_expert_count: usize,
     /// Rows of [`Inputs::hash_table`] with `FLAG_HASH_ROUTING` (>= 1); 0 without it.
     pub vocab_size: usize,
+    /// Physical experts P with `FLAG_REDUNDANT_EXPERTS` (1..=2048); 0 without it.
+    pub num_physical_experts: usize,
+    /// Replica slots R per logical expert with `FLAG_REDUNDANT_EXPERTS` (1..=P); 0 without it.
+    pub replica_slots: usize,
 }
 
 impl Params {
@@ -91,6 +95,8 @@ impl Params {
             local_expert_begin: 0,
             local_expert_count: 0,
             vocab_size: 0,
+            num_physical_experts: 0,
+            replica_slots: 0,
         }
     }
 
@@ -114,6 +120,8 @@ impl Params {
             local_expert_count: to_i32(self.local_expert_count),
             reserved: 0,
             vocab_size: to_i32(self.vocab_size),
+            num_physical_experts: to_i32(self.num_physical_experts),
+            replica_slots: to_i32(self.replica_slots),
             reserved2: 0,
         }
     }
@@ -137,6 +145,8 @@ impl Params {
             local_expert_count,
             reserved: _,
             vocab_size,
+            num_physical_experts,
+            replica_slots,
             reserved2: _,
         } = *raw;
         Params {
@@ -155,6 +165,8 @@ impl Params {
             local_expert_begin: to_usize(local_expert_begin),
             local_expert_count: to_usize(local_expert_count),
             vocab_size: to_usize(vocab_size),
+            num_physical_experts: to_usize(num_physical_experts),
+            replica_slots: to_usize(replica_slots),
         }
     }
 }
@@ -308,6 +320,13 @@ pub struct Inputs<'a> {
     pub token_ids: Option<&'a [i32]>,
     /// Needed with `FLAG_HASH_ROUTING`: `[vocab_size, top_k]` expert ids.
     pub hash_table: Option<&'a [i32]>,
+    /// Needed with `FLAG_REDUNDANT_EXPERTS`: `[num_experts, replica_slots]` physical ids.
+    pub logical_to_physical: Option<&'a [i32]>,
+    /// Needed with `FLAG_REDUNDANT_EXPERTS`: each logical expert's replica count.
+    pub replica_count: Option<&'a [i32]>,
+    /// Optional with `FLAG_REDUNDANT_EXPERTS`: `[num_physical_experts]` counters the
+    /// call adds each pair to (cells, so that inputs stay shared references).
+    pub physical_load: Option<&'a [std::cell::Cell<i32>]>,
 }
 
 /// A validated, immutable parameter set (`alphamoe_router`).

@@ -419,3 +419,59 @@ fn sqrt_softplus_and_hash_routing() {
     let err = Router::with_params(&Params { vocab_size: vocab, ..Params::new(e, k, 8, m) }).unwrap_err();
     assert_eq!(err.status(), Status::HASH_ROUTING);
 }
+
+/// Redundant experts (EPLB): pair p of logical expert x takes replica
+/// p % replica_count[x], physical id logical_to_physical[x * R + replica];
+/// a count outside [1, R] or an id outside [0, P) is a pair of no expert.
+/// The weights are the unmapped call's, and physical_load gains one per
+/// mapped pair.
+#[test]
+fn redundant_experts_map_pairs_to_replicas() {
+    let seed = seed("redundant_experts_map_pairs_to_replicas");
+    let mut rng = Rng::new(seed);
+    let (e, k, p, r, m) = (24usize, 4usize, 40usize, 3usize, 30usize);
+    let logits = uniform_logits(&mut rng, m * e);
+    let plain = Router::with_params(&Params::new(e, k, 8, m)).expect("plain router");
+    let base = route(&plain, m, Logits::F32(&logits), &Inputs::default());
+    let params = Params {
+        flags: alphamoe_router::FLAG_REDUNDANT_EXPERTS,
+        num_physical_experts: p,
+        replica_slots: r,
+        ..Params::new(e, k, 8, m)
+    };
+    let router = Router::with_params(&params).expect("redundant experts");
+    assert_eq!(router.params().local_expert_count, p);
+    assert_eq!(router.sizes().expert_counts, p);
+    let mut counts: Vec<i32> = (0..e).map(|_| 1 + (rng.next() % r as u64) as i32).collect();
+    counts[5] = 0;
+    counts[6] = r as i32 + 1;
+    let mut table: Vec<i32> = (0..e * r).map(|_| (rng.next() % p as u64) as i32).collect();
+    table[7 * r] = p as i32;
+    counts[7] = 1;
+    let mut load: Vec<i32> = (0..p).map(|_| 1 + (rng.next() % 100) as i32).collect();
+    let mut want_load = load.clone();
+    let cells = std::cell::Cell::from_mut(&mut load[..]).as_slice_of_cells();
+    let inputs = Inputs {
+        logical_to_physical: Some(&table),
+        replica_count: Some(&counts),
+        physical_load: Some(cells),
+        ..Default::default()
+    };
+    let plan = route(&router, m, Logits::F32(&logits), &inputs);
+    for pair in 0..m * k {
+        let x = base.topk_ids()[pair] as usize;
+        let c = counts[x];
+        let q = if c >= 1 && c <= r as i32 { table[x * r + pair % c as usize] } else { -1 };
+        let q = if q >= 0 && (q as usize) < p { q } else { -1 };
+        if q >= 0 {
+            want_load[q as usize] += 1;
+        }
+        assert_eq!(plan.topk_ids()[pair], q, "pair {} (seed {})", pair, seed);
+        assert_eq!(plan.topk_weights()[pair].to_bits(), base.topk_weights()[pair].to_bits(), "pair {}", pair);
+    }
+    assert_eq!(load, want_load, "seed {}", seed);
+    let err = Router::with_params(&Params { replica_slots: p + 1, ..params }).unwrap_err();
+    assert_eq!(err.status(), Status::REDUNDANT_EXPERTS);
+    let err = Router::with_params(&Params { num_physical_experts: p, ..Params::new(e, k, 8, m) }).unwrap_err();
+    assert_eq!(err.status(), Status::REDUNDANT_EXPERTS);
+}
