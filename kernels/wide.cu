@@ -1,7 +1,7 @@
 // The wide kernels (routing 3 in variants.def): rows of more than
 // kMaxExperts experts (up to kWideMaxExperts) or more than kMaxTopK chosen
-// a token (up to kWideMaxTopK), and every hash-routing call, every routing
-// flavour, in one body for the three specializations: tiny is
+// a token (up to kWideMaxTopK), every hash-routing call and every call of
+// redundant experts, every routing flavour, in one body for the three specializations: tiny is
 // one CTA, small and large a cooperative grid that the host sizes. The
 // narrow kernels' plans keep a thread per expert and 16-bit ids; here a
 // warp ranks a token from its row of dynamic shared memory (or takes its

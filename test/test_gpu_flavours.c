@@ -2,7 +2,8 @@
  * renormalization, scaling factors, sigmoid and sqrt-softplus scoring with
  * and without a correction bias, grouped top-k, expert parallelism by range and by map,
  * bf16 and fp16 logits, hash routing (token ids and table entries outside
- * their ranges among them), and the model presets that combine them. Ids and
+ * their ranges among them), redundant experts (replica counts and physical
+ * ids outside theirs, the load), and the model presets that combine them. Ids and
  * plan bitwise, weights within the contract's tolerance, nothing written
  * outside what the contract says; the three specializations bitwise equal
  * to each other; non-finite logits and biases. In suite soak, random
@@ -52,7 +53,7 @@ typedef struct flavour {
     const char *name; /* NULL: the model's */
     const model_preset *model; /* a model's router: E, k and the flavour below come from the tools' presets */
     int32_t E, k; /* 0: from the shape grid */
-    uint32_t flags; /* among NO_RENORMALIZE and CORRECTION_BIAS */
+    uint32_t flags; /* among NO_RENORMALIZE, CORRECTION_BIAS and REDUNDANT_EXPERTS (replica_shape) */
     int32_t scoring, logits_type, groups, topk_groups;
     float scale;
     int ep; /* EP_RANGE: the middle half of the experts; EP_MAP: a random half, junk values elsewhere;
@@ -62,6 +63,7 @@ typedef struct flavour {
 
 #define NO_RENORM ALPHAMOE_FLAG_NO_RENORMALIZE
 #define BIAS ALPHAMOE_FLAG_CORRECTION_BIAS
+#define REPLICAS ALPHAMOE_FLAG_REDUNDANT_EXPERTS
 #define SMX ALPHAMOE_SCORING_SOFTMAX
 #define SIG ALPHAMOE_SCORING_SIGMOID
 #define SSP ALPHAMOE_SCORING_SQRT_SOFTPLUS
@@ -123,6 +125,13 @@ static flavour kFlavours[] = {
      3, 1.5f, EP_MAP, 0},
     {"deepseek-v3's groups at top-20", NULL, 256, 20, BIAS, SIG, F32, 8, 4, 2.5f, EP_NONE, 0},
     {"softmax, 3 groups of 300 keep 2, top-17", NULL, 900, 17, 0, SMX, F32, 3, 2, 0.0f, EP_RANGE, 0},
+    /* Redundant experts: the wide kernels at every E and k. */
+    {"redundant experts, sigmoid, bias, groups", NULL, 0, 0, REPLICAS | BIAS, SIG, F32, GROUPS_AUTO, 0, 2.5f, EP_NONE,
+     0},
+    {"redundant experts, softmax, bf16, local range", NULL, 0, 0, REPLICAS, SMX, BF16, 0, 0, 0.0f, EP_RANGE, 0},
+    {"redundant experts, sqrt-softplus, expert map, hashed", NULL, 0, 0, REPLICAS, SSP, F32, 0, 0, 1.5f, EP_MAP, 500},
+    {"redundant experts, 2048 top-32, sigmoid, fp16, shared local ids", NULL, 2048, 32, REPLICAS | NO_RENORM, SIG,
+     F16, 0, 0, 0.0f, EP_MAP_SHARED_IDS, 0},
     /* Hash routing: the wide kernels at every E and k. */
     {MODEL(DEEPSEEK_V4_HASH), .logits_type = F32, .ep = EP_NONE},
     {"hash routing, softmax", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE, 1000},
@@ -169,6 +178,13 @@ static void describe(const route_case *c, char *out, size_t n) {
              logit_pattern_name(c->pattern), bias_pattern_name(c->bias), c->with_optional);
 }
 
+/* Redundant experts' shape for E logical experts: P physical ones (an
+ * eighth more, at most 2048), at most R = 3 replicas each. */
+static void replica_shape(int32_t E, int32_t *P, int32_t *R) {
+    *P = E + E / 8 + 1 < 2048 ? E + E / 8 + 1 : 2048;
+    *R = *P < 3 ? *P : 3;
+}
+
 static int32_t auto_groups(int32_t E) {
     for (int32_t g = 8; g > 1; --g)
         if (E % g == 0) return g;
@@ -196,15 +212,17 @@ static alphamoe_params case_params(const route_case *c) {
         p.num_groups = f->groups;
         p.topk_groups = f->topk_groups;
     }
+    if (f->flags & REPLICAS) replica_shape(c->E, &p.num_physical_experts, &p.replica_slots);
+    const int32_t routed = plan_routed_experts(&p); /* the range and the map are over these */
     if (f->ep == EP_RANGE) {
-        p.local_expert_count = c->E / 2 > 0 ? c->E / 2 : 1;
-        p.local_expert_begin = (c->E - p.local_expert_count) / 2;
+        p.local_expert_count = routed / 2 > 0 ? routed / 2 : 1;
+        p.local_expert_begin = (routed - p.local_expert_count) / 2;
     } else if (f->ep == EP_MAP) {
         p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
-        p.local_expert_count = c->E / 2 > 0 ? c->E / 2 : 1;
+        p.local_expert_count = routed / 2 > 0 ? routed / 2 : 1;
     } else if (f->ep == EP_MAP_SHARED_IDS) {
         p.flags |= ALPHAMOE_FLAG_EXPERT_MAP;
-        p.local_expert_count = c->E / 4 > 0 ? c->E / 4 : 1;
+        p.local_expert_count = routed / 4 > 0 ? routed / 4 : 1;
     }
     return p;
 }
@@ -241,10 +259,14 @@ typedef struct case_inputs {
     float *bias;
     int32_t *map;
     int32_t *token_ids, *table; /* hash routing's, [M] and [vocab, k] */
+    int32_t *replicas, *replica_count, *load; /* redundant experts', [E, R], [E], [P] */
     void *device_logits;
     float *device_bias;
     int32_t *device_map;
     int32_t *device_token_ids, *device_table;
+    int32_t *device_replicas, *device_replica_count, *device_load;
+    int32_t *load_before; /* [P]: the load both sides start from */
+    int32_t routed;       /* E, or P with redundant experts */
     host_plan expected; /* alphamoe_route_host */
 } case_inputs;
 
@@ -262,17 +284,19 @@ static void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
     in->logits = fill_typed_logits(rng, p.logits_type, in->values, rows, c->E, c->E, c->pattern,
                                    (int32_t)rng_below(rng, (uint32_t)c->E));
     assert_non_null(in->logits);
+    const int32_t routed = plan_routed_experts(&p);
+    in->routed = routed;
     in->bias = malloc((size_t)c->E * sizeof *in->bias);
-    in->map = malloc((size_t)c->E * sizeof *in->map);
+    in->map = malloc((size_t)routed * sizeof *in->map);
     assert_true(in->bias && in->map);
     fill_bias(rng, in->bias, c->E, c->bias);
     if (c->f->ep == EP_MAP_SHARED_IDS)
-        fill_expert_map_with_shared_ids(rng, in->map, c->E, p.local_expert_count);
+        fill_expert_map_with_shared_ids(rng, in->map, routed, p.local_expert_count);
     else
-        fill_expert_map(rng, in->map, c->E, p.local_expert_count > 0 ? p.local_expert_count : c->E, 1);
+        fill_expert_map(rng, in->map, routed, p.local_expert_count > 0 ? p.local_expert_count : routed, 1);
     in->device_logits = device_copy(in->logits, (size_t)n * logits_type_bytes(p.logits_type));
     in->device_bias = device_copy(in->bias, (size_t)c->E * sizeof(float));
-    in->device_map = device_copy(in->map, (size_t)c->E * sizeof(int32_t));
+    in->device_map = device_copy(in->map, (size_t)routed * sizeof(int32_t));
     const int32_t vocab = p.vocab_size > 0 ? p.vocab_size : 1;
     in->token_ids = malloc((size_t)rows * sizeof *in->token_ids);
     in->table = malloc((size_t)vocab * (size_t)c->k * sizeof *in->table);
@@ -280,12 +304,26 @@ static void inputs_make(case_inputs *in, const route_case *c, test_rng *rng) {
     fill_hash_inputs(rng, in->token_ids, rows, in->table, vocab, c->k, c->E);
     in->device_token_ids = device_copy(in->token_ids, (size_t)rows * sizeof(int32_t));
     in->device_table = device_copy(in->table, (size_t)vocab * (size_t)c->k * sizeof(int32_t));
+    const int32_t R = p.replica_slots > 0 ? p.replica_slots : 1;
+    in->replicas = malloc((size_t)c->E * (size_t)R * sizeof *in->replicas);
+    in->replica_count = malloc((size_t)c->E * sizeof *in->replica_count);
+    in->load = malloc((size_t)routed * sizeof *in->load);
+    in->load_before = malloc((size_t)routed * sizeof *in->load_before);
+    assert_true(in->replicas && in->replica_count && in->load && in->load_before);
+    fill_replica_tables(rng, in->replicas, in->replica_count, c->E, R, routed);
+    for (int32_t q = 0; q < routed; ++q) in->load_before[q] = in->load[q] = (int32_t)rng_below(rng, 1000000);
+    in->device_replicas = device_copy(in->replicas, (size_t)c->E * (size_t)R * sizeof(int32_t));
+    in->device_replica_count = device_copy(in->replica_count, (size_t)c->E * sizeof(int32_t));
+    in->device_load = device_copy(in->load, (size_t)routed * sizeof(int32_t));
 
     assert_int_equal(host_plan_alloc(&in->expected, in->router, c->with_optional), 0);
     in->expected.buffers.correction_bias = in->bias;
     in->expected.buffers.expert_map = in->map;
     in->expected.buffers.token_ids = in->token_ids;
     in->expected.buffers.hash_table = in->table;
+    in->expected.buffers.logical_to_physical = in->replicas;
+    in->expected.buffers.replica_count = in->replica_count;
+    in->expected.buffers.physical_load = in->load;
     host_plan_poison(&in->expected);
     ROUTE_OK(alphamoe_route_host(in->router, c->M, in->logits, &in->expected.buffers));
     char why[512];
@@ -299,8 +337,15 @@ static void inputs_free(case_inputs *in) {
     CUDA_OK(cudaFree(in->device_map));
     CUDA_OK(cudaFree(in->device_token_ids));
     CUDA_OK(cudaFree(in->device_table));
+    CUDA_OK(cudaFree(in->device_replicas));
+    CUDA_OK(cudaFree(in->device_replica_count));
+    CUDA_OK(cudaFree(in->device_load));
     free(in->token_ids);
     free(in->table);
+    free(in->replicas);
+    free(in->replica_count);
+    free(in->load);
+    free(in->load_before);
     free(in->logits);
     free(in->values);
     free(in->bias);
@@ -313,6 +358,11 @@ static void plan_attach_inputs(device_plan *d, const case_inputs *in) {
     d->buffers.expert_map = in->device_map;
     d->buffers.token_ids = in->device_token_ids;
     d->buffers.hash_table = in->device_table;
+    d->buffers.logical_to_physical = in->device_replicas;
+    d->buffers.replica_count = in->device_replica_count;
+    d->buffers.physical_load = in->device_load;
+    /* Each call counts into the load: every call starts from the same. */
+    CUDA_OK(cudaMemcpy(in->device_load, in->load_before, (size_t)in->routed * sizeof(int32_t), cudaMemcpyHostToDevice));
     d->mirror.buffers.expert_map = in->map; /* for validate_plan on the readback */
 }
 
@@ -365,6 +415,16 @@ static int route_or_refuse(const case_inputs *in, const route_case *c, device_pl
         return 0;
     }
     if (st != ALPHAMOE_OK) fail_msg("%s: alphamoe_route: %s", desc, alphamoe_status_string(st));
+    /* The load: the host reference's counts over the same start (and
+     * without redundant experts, the start itself). */
+    int32_t *load = malloc((size_t)in->routed * sizeof *load);
+    assert_non_null(load);
+    CUDA_OK(cudaMemcpy(load, in->device_load, (size_t)in->routed * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    for (int32_t q = 0; q < in->routed; ++q)
+        if (load[q] != in->load[q])
+            fail_msg("%s: physical_load[%d] = %d, the host reference counts %d (from %d)", desc, q, load[q],
+                     in->load[q], in->load_before[q]);
+    free(load);
     ++g_ran;
     return 1;
 }
@@ -669,8 +729,8 @@ static void gpu_flavours_entry_points_agree(void **state) {
      * (the flavoured kernels' half_logits entry points); sigmoid with a
      * bias, alone and over groups of 32 (the CTA rankings, the token-CTA
      * grids); sqrt-softplus with a bias over fp32 and bf16 (its kernels);
-     * an expert map; top-20, rows past 512 experts and hash routing (the
-     * wide kernels, every row width). */
+     * an expert map; top-20, rows past 512 experts, hash routing and
+     * redundant experts (the wide kernels, every row width). */
     static const flavour kinds[] = {
         {"softmax, renormalized", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_NONE, 0},
         {"softmax over bf16", NULL, 0, 0, 0, SMX, BF16, 0, 0, 0.0f, EP_NONE, 0},
@@ -683,6 +743,8 @@ static void gpu_flavours_entry_points_agree(void **state) {
         {"softmax, expert map", NULL, 0, 0, 0, SMX, F32, 0, 0, 0.0f, EP_MAP, 0},
         {"softmax, scaled, top-20", NULL, 0, 20, 0, SMX, F32, 0, 0, 2.5f, EP_NONE, 0},
         {"hash routing, sqrt-softplus", NULL, 0, 0, 0, SSP, F32, 0, 0, 2.5f, EP_NONE, 1000},
+        {"redundant experts, sigmoid, bias, local range", NULL, 0, 0, REPLICAS | BIAS, SIG, F32, 0, 0, 2.5f, EP_RANGE,
+         0},
     };
     static const int32_t experts[] = {8, 60, 128, 256, 512, 1024, 2048};
     static const int32_t tokens[] = {1, 8, 16, 64, 4096};
@@ -968,8 +1030,8 @@ static int32_t random_divisor(test_rng *rng, int32_t E, int32_t most) {
 
 /* Any scoring, correction bias, grouping (up to the kernels' 32 groups;
  * groups of 32 experts, the CTA ranking's, a quarter of the time),
- * normalization, scale, logits type and expert parallelism, and hash
- * routing where no groups or bias were drawn. The groups kept start at a
+ * normalization, scale, logits type and expert parallelism, hash routing
+ * where no groups or bias were drawn, and redundant experts. The groups kept start at a
  * random count; draw_flavour_case raises it to hold k, then names the
  * flavour. */
 static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
@@ -990,15 +1052,17 @@ static void draw_flavour(test_rng *rng, int32_t E, random_flavour *out) {
     f->scale = scales[rng_below(rng, COUNT(scales))];
     f->ep = rng_below(rng, 3) == 0 ? 1 + (int)rng_below(rng, 3) : EP_NONE;
     if (f->groups == 0 && !(f->flags & BIAS) && rng_below(rng, 4) == 0) f->vocab = 1 + (int32_t)rng_below(rng, 5000);
+    if (rng_below(rng, 4) == 0) f->flags |= REPLICAS;
 }
 
 static void name_random_flavour(random_flavour *rf) {
     static const char *const ep_names[] = {"", ", local range", ", expert map", ", map of shared ids"};
     const flavour *f = &rf->f;
-    snprintf(rf->name, sizeof rf->name, "random: %s%s%s, %s logits, %d groups keep %d, scale %g%s, vocab %d",
+    snprintf(rf->name, sizeof rf->name, "random: %s%s%s, %s logits, %d groups keep %d, scale %g%s, vocab %d%s",
              scoring_name(f->scoring), (f->flags & BIAS) ? " with bias" : "",
              (f->flags & NO_RENORM) ? ", no renormalization" : "", logits_type_name(f->logits_type), f->groups,
-             f->topk_groups, (double)f->scale, ep_names[f->ep], f->vocab);
+             f->topk_groups, (double)f->scale, ep_names[f->ep], f->vocab,
+             (f->flags & REPLICAS) ? ", redundant experts" : "");
     rf->f.name = rf->name;
 }
 

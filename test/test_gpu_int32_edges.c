@@ -7,7 +7,10 @@
  *   - gpu_int32_edge_long_runs: block_m 18, 2147483629 tokens; padding
  *     written by a warp, 32 positions a step, up to 2147483645;
  *   - gpu_int32_edge_one_cta: the first shape on one CTA (forced tiny, as
- *     where a grid cannot be launched): 16 warps share 2147483641 tokens.
+ *     where a grid cannot be launched): 16 warps share 2147483641 tokens;
+ *   - gpu_int32_edge_wide: the first shape through the wide kernels, as a
+ *     router of redundant experts with one physical expert (its one
+ *     replica), whose load counts every pair.
  * About 42 GB of device memory: the outputs, fp32 logits, and before
  * sorted_token_ids 2^31 elements of poison, where a position that wrapped
  * negative would land. Every element of every output, guard and that
@@ -86,8 +89,18 @@ static int32_t value_then_poison(int64_t i, const void *ctx) {
     return i < v[0] ? v[1] : (int32_t)0x5A5A5A5Au;
 }
 
-static void route_int32_edge(int32_t M, int32_t block_m, int32_t force) {
-    alphamoe_router *r = make_router(1, 1, block_m, M, ALPHAMOE_FLAG_TAIL_FILL, force);
+static void route_int32_edge(int32_t M, int32_t block_m, int32_t force, int replicas) {
+    alphamoe_router *r = NULL;
+    {
+        alphamoe_params p = test_params(1, 1, block_m, M, ALPHAMOE_FLAG_TAIL_FILL);
+        p.force_specialization = force;
+        if (replicas) {
+            p.flags |= ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+            p.num_physical_experts = 1;
+            p.replica_slots = 1;
+        }
+        ROUTE_OK(alphamoe_router_create(&p, &r));
+    }
     alphamoe_sizes z;
     memset(&z, 0, sizeof z);
     z.struct_size = sizeof z;
@@ -139,8 +152,18 @@ static void route_int32_edge(int32_t M, int32_t block_m, int32_t force) {
     b.expert_ids_capacity = z.expert_ids.elements;
     b.workspace = workspace;
     b.workspace_bytes = (size_t)z.workspace.bytes;
-    print_message("# E=1 k=1 block_m=%d M=%d (%s): live length %" PRId64 ", capacity %" PRId64 "\n", block_m, M,
-                  force ? alphamoe_specialization_name((alphamoe_specialization)force) : "auto", s.live, s.capacity);
+    /* The replica tables and the load, past the small outputs' guard. */
+    int32_t *tables = small + 224;
+    const int32_t tables_host[3] = {0, 1, 0}; /* logical_to_physical, replica_count, physical_load */
+    if (replicas) {
+        CUDA_OK(cudaMemcpy(tables, tables_host, sizeof tables_host, cudaMemcpyHostToDevice));
+        b.logical_to_physical = tables;
+        b.replica_count = tables + 1;
+        b.physical_load = tables + 2;
+    }
+    print_message("# E=1 k=1 block_m=%d M=%d (%s%s): live length %" PRId64 ", capacity %" PRId64 "\n", block_m, M,
+                  force ? alphamoe_specialization_name((alphamoe_specialization)force) : "auto",
+                  replicas ? ", redundant experts: the wide kernels" : "", s.live, s.capacity);
     ROUTE_OK(alphamoe_route(r, M, logits, &b, NULL));
     CUDA_OK(cudaDeviceSynchronize());
 
@@ -162,7 +185,15 @@ static void route_int32_edge(int32_t M, int32_t block_m, int32_t force) {
     for (int i = 0; i < 192; ++i)
         if (i != 0 && i != 64 && i != 128 && i != 129 && small_host[i] != (int32_t)0x5A5A5A5Au)
             fail_msg("small outputs: word %d written (%d)", i, small_host[i]);
-    expect_elements(&ar, small + 192, (int64_t)(small_bytes / 4) - 192, poison_rule, NULL, "small outputs' guard");
+    expect_elements(&ar, small + 192, 32, poison_rule, NULL, "small outputs' guard");
+    if (replicas) {
+        int32_t tables_after[3];
+        CUDA_OK(cudaMemcpy(tables_after, tables, sizeof tables_after, cudaMemcpyDeviceToHost));
+        if (tables_after[0] != 0 || tables_after[1] != 1) fail_msg("the replica tables were written");
+        if (tables_after[2] != M) fail_msg("physical_load[0] = %d, want %d (every pair)", tables_after[2], M);
+    }
+    const int64_t rest = replicas ? 227 : 224;
+    expect_elements(&ar, small + rest, (int64_t)(small_bytes / 4) - rest, poison_rule, NULL, "small outputs' guard");
     CUDA_OK(cudaFreeHost(ar.host));
     CUDA_OK(cudaFree(ar.base));
     alphamoe_router_destroy(r);
@@ -170,17 +201,22 @@ static void route_int32_edge(int32_t M, int32_t block_m, int32_t force) {
 
 static void gpu_int32_edge_short_runs(void **state) {
     (void)state;
-    route_int32_edge(2147483641, 5, ALPHAMOE_SPECIALIZATION_AUTO);
+    route_int32_edge(2147483641, 5, ALPHAMOE_SPECIALIZATION_AUTO, 0);
 }
 
 static void gpu_int32_edge_long_runs(void **state) {
     (void)state;
-    route_int32_edge(2147483629, 18, ALPHAMOE_SPECIALIZATION_AUTO);
+    route_int32_edge(2147483629, 18, ALPHAMOE_SPECIALIZATION_AUTO, 0);
+}
+
+static void gpu_int32_edge_wide(void **state) {
+    (void)state;
+    route_int32_edge(2147483641, 5, 0, 1);
 }
 
 static void gpu_int32_edge_one_cta(void **state) {
     (void)state;
-    route_int32_edge(2147483641, 5, ALPHAMOE_SPECIALIZATION_TINY);
+    route_int32_edge(2147483641, 5, ALPHAMOE_SPECIALIZATION_TINY, 0);
 }
 
 int main(int argc, char **argv) {
@@ -190,6 +226,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_int32_edge_short_runs),
         cmocka_unit_test(gpu_int32_edge_long_runs),
         cmocka_unit_test(gpu_int32_edge_one_cta),
+        cmocka_unit_test(gpu_int32_edge_wide),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests_name("gpu_int32_edges", tests, NULL, NULL);

@@ -60,3 +60,17 @@ void fill_hash_inputs(test_rng *rng, int32_t *token_ids, int32_t M, int32_t *tab
                    : rng_below(rng, 2) ? E
                                        : unknown[rng_below(rng, 3)];
 }
+
+void fill_replica_tables(test_rng *rng, int32_t *logical_to_physical, int32_t *replica_count, int32_t E, int32_t R,
+                         int32_t P) {
+    static const int32_t bad_counts[] = {0, -1, INT32_MIN, INT32_MAX};
+    static const int32_t bad_ids[] = {-1, INT32_MIN, INT32_MAX};
+    for (int32_t e = 0; e < E; ++e)
+        replica_count[e] = rng_below(rng, 16)  ? 1 + (int32_t)rng_below(rng, (uint32_t)R)
+                           : rng_below(rng, 2) ? R + 1
+                                               : bad_counts[rng_below(rng, 4)];
+    for (int64_t i = 0; i < (int64_t)E * R; ++i)
+        logical_to_physical[i] = rng_below(rng, 32)  ? (int32_t)rng_below(rng, (uint32_t)P)
+                                 : rng_below(rng, 2) ? P
+                                                     : bad_ids[rng_below(rng, 3)];
+}

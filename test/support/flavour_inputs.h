@@ -1,6 +1,6 @@
 /* Per-expert inputs of the routing flavours for the tests: correction
  * biases of several kinds, expert maps, hash routing's token ids and
- * tables. */
+ * tables, redundant experts' replica tables. */
 #ifndef ALPHAMOE_TEST_FLAVOUR_INPUTS_H
 #define ALPHAMOE_TEST_FLAVOUR_INPUTS_H
 
@@ -35,5 +35,12 @@ void fill_expert_map_with_shared_ids(test_rng *rng, int32_t *map, int32_t E, int
  * (E, -1, INT32_MIN, INT32_MAX). */
 void fill_hash_inputs(test_rng *rng, int32_t *token_ids, int32_t M, int32_t *table, int32_t vocab, int32_t k,
                       int32_t E);
+
+/* Redundant experts' tables: each of the E logical experts 1 to R
+ * replicas, one in sixteen a count outside [1, R] (R + 1, 0, -1,
+ * INT32_MIN, INT32_MAX); [E, R] physical ids in [0, P), one in 32 outside
+ * (P, -1, INT32_MIN, INT32_MAX). */
+void fill_replica_tables(test_rng *rng, int32_t *logical_to_physical, int32_t *replica_count, int32_t E, int32_t R,
+                         int32_t P);
 
 #endif
