@@ -361,9 +361,18 @@ __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, Wid
 // for an id outside [0, vocab_size) or an entry outside [0, E); the table
 // is read only inside its rows. The ids of 32 tokens load at once, and
 // the next token's entry while the current one is weighed, so a token
-// waits on one memory round trip, its logit's (hash-e384-m4096-k6-bm64).
+// waits on one memory round trip, its logit's
+// (e384-m4096-k6-bm64-deepseek-v4-hash). The warp's first row heads for
+// L2 while its id and entry load, so a lone token's logit is an L2 hit
+// (e384-m1-k6-bm64-deepseek-v4-hash).
 __device__ __forceinline__ void wide_hash_tokens(const RouteArgs &a, TokenRange range, int lane) {
     const int k = a.top_k;
+    if (range.begin < range.end) {
+        const char *row = token_row<true>(a, range.begin);
+        const int32_t row_bytes = a.num_experts * (a.logits_type == kLogitsF32 ? 4 : 2);
+        for (int32_t at = lane * 128; at < row_bytes + 127; at += 32 * 128)  // and the line of its last byte
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
+    }
     for (int32_t chunk = range.begin; chunk < range.end; chunk += 32) {
         const int n = min(32, range.end - chunk);
         const int32_t mine = lane < n ? __ldg(a.token_ids + chunk + lane) : -1;
