@@ -499,6 +499,15 @@ __device__ __forceinline__ void wide_exchange(const RouteArgs &a, WideShared &sh
     __syncthreads();
 }
 
+// The CTA's warps that hold tokens (warp_token_range gives the others none):
+// only their rows of counts are read, so a CTA of a few tokens scans a few
+// rows, not one a warp (e896-m1-k16-bm64-kimi-k3).
+__device__ __forceinline__ int warps_with_tokens(TokenRange cta) {
+    const int n = cta.end - cta.begin;
+    const int per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    return per_warp > 0 ? (n + per_warp - 1) / per_warp : 0;
+}
+
 // The local expert whose padded group holds plan position pos < live: the
 // last e with offset[e] <= pos (groups of no pairs take no room).
 __device__ __forceinline__ int expert_at(const WideShared &sh, int L, int32_t pos) {
@@ -532,10 +541,11 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     allow_dependent_launch();
     __syncthreads();
     // The warps' counts as exclusive prefixes over the CTA's warps.
+    const int active_warps = warps_with_tokens(cta_token_range(a, blockIdx.x));
     for (int e = threadIdx.x; e < L; e += kBlockThreads) {
         int32_t running = 0;
-#pragma unroll
-        for (int w = 0; w < kWarpsPerBlock; ++w) {
+#pragma unroll 4
+        for (int w = 0; w < active_warps; ++w) {
             const int32_t c = sh.warp_counts[w][e];
             sh.warp_counts[w][e] = running;
             running += c;
@@ -569,8 +579,8 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     __syncthreads();
     for (int e = threadIdx.x; e < L; e += kBlockThreads) {
         const int32_t base = sh.offset[e] + sh.before[e];
-#pragma unroll
-        for (int w = 0; w < kWarpsPerBlock; ++w) sh.warp_counts[w][e] += base;
+#pragma unroll 4
+        for (int w = 0; w < active_warps; ++w) sh.warp_counts[w][e] += base;
     }
     if (blockIdx.x == 0) {
         for (int e = threadIdx.x; e < L; e += kBlockThreads) {
