@@ -19,6 +19,7 @@ static const bench_flavour kFlavours[FLAVOUR_COUNT] = {
     [FLAVOUR_DEEPSEEK_V4_PRO_BF16] = {"-deepseek-v4-pro-bf16", PRESET(DEEPSEEK_V4_PRO), ALPHAMOE_LOGITS_BF16, 0},
     [FLAVOUR_KIMI_K3] = {"-kimi-k3", PRESET(KIMI_K3), ALPHAMOE_LOGITS_F32, 0},
     [FLAVOUR_DEEPSEEK_V4_HASH] = {"-deepseek-v4-hash", PRESET(DEEPSEEK_V4_HASH), ALPHAMOE_LOGITS_F32, 0},
+    [FLAVOUR_DEEPSEEK_V3_EPLB] = {"-deepseek-v3-eplb32", PRESET(DEEPSEEK_V3), ALPHAMOE_LOGITS_F32, 0, 32},
 };
 
 const bench_flavour *bench_flavour_get(int32_t flavour) {
@@ -32,5 +33,10 @@ void bench_flavour_params(int32_t flavour, alphamoe_params *p) {
     if (fl->local_experts > 0) {
         p->flags |= ALPHAMOE_FLAG_EXPERT_MAP;
         p->local_expert_count = fl->local_experts;
+    }
+    if (fl->redundant_experts > 0) {
+        p->flags |= ALPHAMOE_FLAG_REDUNDANT_EXPERTS;
+        p->num_physical_experts = p->num_experts + fl->redundant_experts;
+        p->replica_slots = 2;
     }
 }

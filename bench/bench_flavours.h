@@ -1,7 +1,8 @@
 /*
  * The routing flavours alphamoe-bench times besides the default
  * renormalized fp32 softmax: a model preset's flavour (tools/common/
- * presets.h), a logits type, an expert map, or a preset over another type.
+ * presets.h), a logits type, an expert map, redundant experts, or a preset
+ * over another type.
  * The buffers a flavour needs are made by the benchmark's fixture.
  */
 #ifndef ALPHAMOE_BENCH_FLAVOURS_H
@@ -16,6 +17,8 @@ typedef struct bench_flavour {
     const model_preset *preset;  /* whose routing flavour it takes; NULL: softmax, renormalized */
     int32_t logits_type;         /* alphamoe_logits_type */
     int32_t local_experts;       /* > 0: an expert map giving every (E / this)-th expert a local id */
+    int32_t redundant_experts;   /* > 0: this many physical experts past E, second replicas of the first
+                                    experts (fixture_fill_inputs) */
 } bench_flavour;
 
 enum {
@@ -33,6 +36,7 @@ enum {
     FLAVOUR_DEEPSEEK_V4_PRO_BF16, /* the same over bf16 logits (its kernels' half_logits entry points) */
     FLAVOUR_KIMI_K3,          /* sigmoid with a bias over 896 experts, top-16: the wide kernels */
     FLAVOUR_DEEPSEEK_V4_HASH, /* hash routing by token id, sqrt-softplus weights */
+    FLAVOUR_DEEPSEEK_V3_EPLB, /* DeepSeek-V3's routing with 32 redundant experts: the wide kernels */
     FLAVOUR_COUNT
 };
 

@@ -89,6 +89,7 @@ static const flavour_shape kFlavourShapes[] = {
     {896, 1, 16, 64, FLAVOUR_KIMI_K3, 3.0},    {896, 128, 16, 64, FLAVOUR_KIMI_K3, 5.0},
     {896, 2048, 16, 64, FLAVOUR_KIMI_K3, 10.0},
     {384, 1, 6, 64, FLAVOUR_DEEPSEEK_V4_HASH, 2.0}, {384, 4096, 6, 64, FLAVOUR_DEEPSEEK_V4_HASH, 6.0},
+    {256, 1, 8, 64, FLAVOUR_DEEPSEEK_V3_EPLB, 0.0}, {256, 4096, 8, 64, FLAVOUR_DEEPSEEK_V3_EPLB, 0.0},
 };
 
 static void make_shape(const base_shape *b, bool shared, bench_shape *s) {

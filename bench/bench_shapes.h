@@ -32,7 +32,7 @@ typedef struct bench_shape {
     int32_t flavour; /* FLAVOUR_* of bench_flavours.h */
 } bench_shape;
 
-#define SHAPE_COUNT 53
+#define SHAPE_COUNT 55
 
 /* The stock pipeline's figures are data, measured once on one GPU, not by
  * this program: shown only on a device of that name, labelled as such. */

@@ -28,6 +28,7 @@ FLAVOUR_SHAPES = [
     (384, 1, 6, 64, 'deepseek-v4-pro'), (384, 4096, 6, 64, 'deepseek-v4-pro'),
     (896, 1, 16, 64, 'kimi-k3'), (896, 128, 16, 64, 'kimi-k3'), (896, 2048, 16, 64, 'kimi-k3'),
     (384, 1, 6, 64, 'deepseek-v4-hash'), (384, 4096, 6, 64, 'deepseek-v4-hash'),
+    (256, 1, 8, 64, 'deepseek-v3-eplb32'), (256, 4096, 8, 64, 'deepseek-v3-eplb32'),
 ]
 
 

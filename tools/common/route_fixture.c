@@ -12,6 +12,11 @@ static size_t hash_table_count(const route_fixture *f) {
     return (size_t)f->params.vocab_size * (size_t)f->params.top_k;
 }
 
+/* The replica table [E, R] followed by the replica counts [E]. */
+static size_t replica_words(const route_fixture *f) {
+    return (size_t)f->params.num_experts * ((size_t)f->params.replica_slots + 1);
+}
+
 int64_t fixture_logits_bytes(const route_fixture *f) {
     return fixture_logits_count(f) * (int64_t)logits_type_size(f->params.logits_type);
 }
@@ -34,7 +39,10 @@ alphamoe_status fixture_router(route_fixture *f, const alphamoe_params *p, int32
         f->host_token_ids = calloc(tokens > 0 ? (size_t)tokens : 1, sizeof(int32_t));
         f->host_hash_table = calloc(hash_table_count(f), sizeof(int32_t));
     }
-    const bool missing = ((f->params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && f->host_bias == NULL) ||
+    const bool replicas = (f->params.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) != 0;
+    if (replicas) f->host_replicas = calloc(replica_words(f), sizeof(int32_t));
+    const bool missing = (replicas && f->host_replicas == NULL) ||
+                         ((f->params.flags & ALPHAMOE_FLAG_CORRECTION_BIAS) && f->host_bias == NULL) ||
                          ((f->params.flags & ALPHAMOE_FLAG_EXPERT_MAP) && f->host_map == NULL) ||
                          (hashed && (f->host_token_ids == NULL || f->host_hash_table == NULL));
     return missing ? ALPHAMOE_ERROR_OUT_OF_MEMORY : ALPHAMOE_OK;
@@ -45,12 +53,24 @@ void fixture_fill_inputs(route_fixture *f, uint64_t seed) {
     if (f->host_token_ids)
         random_hash_inputs(seed ^ 0x4A54ull, f->host_token_ids, f->tokens, f->host_hash_table, f->params.vocab_size,
                            f->params.top_k, f->params.num_experts);
+    if (f->host_replicas) {
+        const int32_t E = f->params.num_experts, R = f->params.replica_slots, P = f->params.num_physical_experts;
+        int32_t *table = f->host_replicas, *count = f->host_replicas + (size_t)E * R;
+        for (int32_t e = 0; e < E; ++e) {
+            count[e] = 0;
+            for (int32_t q = e; q < P && count[e] < R; q += E) table[(size_t)e * R + count[e]++] = q;
+        }
+    }
 }
 
 alphamoe_buffers fixture_host_buffers(const route_fixture *f, const output_set *s) {
     alphamoe_buffers b = buffers_for(s, &f->sizes, NULL, 0, f->host_bias, f->host_map);
     b.token_ids = f->host_token_ids;
     b.hash_table = f->host_hash_table;
+    if (f->host_replicas) {
+        b.logical_to_physical = f->host_replicas;
+        b.replica_count = f->host_replicas + (size_t)f->params.num_experts * (size_t)f->params.replica_slots;
+    }
     return b;
 }
 
@@ -63,8 +83,8 @@ typedef struct device_buffer {
 } device_buffer;
 
 /* The logits, the outputs, the workspace, the bias, the map, the token
- * ids and the table. */
-#define FIXTURE_BUFFERS (OUTPUT_COUNT + 6)
+ * ids, the table and the replica tables. */
+#define FIXTURE_BUFFERS (OUTPUT_COUNT + 7)
 
 static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional, device_buffer list[FIXTURE_BUFFERS]) {
     const size_t E = (size_t)f->params.num_experts;
@@ -85,6 +105,9 @@ static int fixture_buffers(route_fixture *f, output_set *out, unsigned optional,
         list[n++] = (device_buffer){(void **)&f->buffers.hash_table, hash_table_count(f) * sizeof(int32_t),
                                     "the hash table", f->host_hash_table};
     }
+    if (f->host_replicas)
+        list[n++] = (device_buffer){(void **)&f->buffers.logical_to_physical, replica_words(f) * sizeof(int32_t),
+                                    "the replica tables", f->host_replicas};
     return n;
 }
 
@@ -120,6 +143,11 @@ int fixture_alloc(route_fixture *f, device_arena *a, unsigned optional) {
                              inputs.correction_bias, inputs.expert_map);
     f->buffers.token_ids = inputs.token_ids;
     f->buffers.hash_table = inputs.hash_table;
+    if (inputs.logical_to_physical) {
+        f->buffers.logical_to_physical = inputs.logical_to_physical;
+        f->buffers.replica_count =
+            inputs.logical_to_physical + (size_t)f->params.num_experts * (size_t)f->params.replica_slots;
+    }
     CUDA_TRY(cudaMemset(workspace, 0, f->buffers.workspace_bytes)); /* once, as the contract asks */
     CUDA_TRY(cudaDeviceSynchronize());
     return 0;
@@ -152,5 +180,6 @@ void fixture_destroy(route_fixture *f) {
     free(f->host_map);
     free(f->host_token_ids);
     free(f->host_hash_table);
+    free(f->host_replicas);
     memset(f, 0, sizeof(*f));
 }

@@ -2,7 +2,7 @@
  * One router configuration on the device, as alphamoe-route and
  * alphamoe-bench use it: the router and its sizes, the host inputs its
  * flavour reads (correction bias, expert map, hash routing's token ids and
- * table), and, taken from a device arena in a fixed order, the logits, the
+ * table, redundant experts' replica tables), and, taken from a device arena in a fixed order, the logits, the
  * outputs, the workspace (zeroed once, as the contract asks), and those
  * inputs.
  */
@@ -30,6 +30,7 @@ typedef struct route_fixture {
     int32_t *host_map;        /* [E] where it reads an expert map, else NULL */
     int32_t *host_token_ids;  /* [tokens] with hash routing, else NULL */
     int32_t *host_hash_table; /* [vocab_size, k] with hash routing, else NULL */
+    int32_t *host_replicas;   /* [E, R] and [E] (count) with redundant experts, else NULL */
     unsigned optional;        /* OUTPUT_* the device outputs include */
     void *logits;             /* device, [tokens, E] of the router's logits type */
     alphamoe_buffers buffers; /* device */
@@ -43,8 +44,10 @@ typedef struct route_fixture {
 alphamoe_status fixture_router(route_fixture *f, const alphamoe_params *p, int32_t tokens);
 
 /* Fills the host inputs the flavour reads from the generator seed: a
- * random bias, and hash routing's token ids and table (each entry an
- * expert); the expert map is the caller's. */
+ * random bias, hash routing's token ids and table (each entry an expert),
+ * and replica tables that give logical expert e physical expert e, and the
+ * physical experts past E to the first logical ones as second replicas;
+ * the expert map is the caller's. */
 void fixture_fill_inputs(route_fixture *f, uint64_t seed);
 
 /* Host buffers over the output set s and the fixture's host inputs, for
