@@ -1,13 +1,13 @@
 // The wide kernels (routing 3 in variants.def): rows of more than
 // kMaxExperts experts (up to kWideMaxExperts) or more than kMaxTopK chosen
 // a token (up to kWideMaxTopK), every hash-routing call and every call of
-// redundant experts, every routing flavour, in one body for the three specializations: tiny is
-// one CTA, small and large a cooperative grid that the host sizes. The
-// narrow kernels' plans keep a thread per expert and 16-bit ids; here a
-// warp ranks a token from its row of dynamic shared memory (or takes its
-// experts from the hash table), the same row then counts its pairs per
-// expert, and the grid turns the counts into positions through the count
-// table (wide_exchange).
+// redundant experts, every routing flavour, in one body for the three
+// specializations: tiny is one CTA, small and large a cooperative grid
+// that the host sizes. The narrow kernels' plans keep a thread per expert
+// and 16-bit ids; here a warp ranks a token from its row of dynamic shared
+// memory (or takes its experts from the hash table), the same row then
+// counts its pairs per expert, and the grid turns the counts into
+// positions through the count table (wide_exchange).
 //
 // Order inside an expert's group is ascending pair index, as in every
 // kernel: a warp owns a contiguous run of tokens, its counts become
