@@ -637,20 +637,11 @@ static void run_eplb_case(test_rng *rng, const eplb_case *c) {
     bb.hash_table = hash;
     assert_int_equal(alphamoe_route_host(br, M, logits, &bb), ALPHAMOE_OK);
 
-    /* The replica rule, by hand: pair p of logical e takes replica
-     * p % count[e] when the count is in [1, R] and the id in [0, P). */
+    /* The replica rule, by hand (the tests' own statement of it), on the
+     * logical ids; the weights stay the logical choice's. */
     const int64_t pairs = (int64_t)M * k;
-    for (int64_t p = 0; p < pairs; ++p) {
-        const int32_t e = base.topk_ids[p];
-        int32_t q = -1;
-        if (e >= 0 && count[e] >= 1 && count[e] <= R) {
-            const int32_t id = table[(int64_t)e * R + p % count[e]];
-            if (id >= 0 && id < P) q = id;
-        }
-        want.topk_ids[p] = q;
-        want.topk_weights[p] = base.topk_weights[p];
-        if (q >= 0) ++want_load[q];
-    }
+    flavour_reference_replicas(&want.params, M, base.topk_ids, count, table, want.topk_ids, want_load);
+    if (pairs > 0) memcpy(want.topk_weights, base.topk_weights, (size_t)pairs * sizeof(float));
     flavour_reference_plan(&want.params, M, map, &want);
 
     alphamoe_buffers fb = got.buffers;

@@ -229,3 +229,21 @@ void flavour_reference_plan(const alphamoe_params *p, int32_t M, const int32_t *
     }
     free(keys);
 }
+
+void flavour_reference_replicas(const alphamoe_params *p, int32_t M, const int32_t *logical,
+                                const int32_t *replica_count, const int32_t *logical_to_physical, int32_t *physical,
+                                int32_t *load) {
+    const int32_t R = p->replica_slots, P = p->num_physical_experts;
+    const int64_t pairs = (int64_t)M * p->top_k;
+    for (int64_t i = 0; i < pairs; ++i) {
+        const int32_t e = logical[i];
+        int32_t q = -1;
+        if (e >= 0 && replica_count[e] >= 1 && replica_count[e] <= R) {
+            const int32_t id = logical_to_physical[(int64_t)e * R + i % replica_count[e]];
+            if (id >= 0 && id < P) q = id;
+        }
+        physical[i] = q;
+        /* Unsigned: the contract's wrap-around, without signed overflow. */
+        if (q >= 0 && load) load[q] = (int32_t)((uint32_t)load[q] + 1u);
+    }
+}

@@ -29,6 +29,15 @@ void flavour_reference_route(const flavour_call *call, host_plan *out);
  * plan_routed_experts names, -1 for none) into `out`. */
 void flavour_reference_plan(const alphamoe_params *p, int32_t M, const int32_t *expert_map, host_plan *out);
 
+/* Redundant experts' replica rule on M*k pairs of logical ids (-1 for
+ * none): pair p of logical e takes logical_to_physical[e*R + p % c] with
+ * c = replica_count[e] when c is in [1, R] and that id in [0, P), else -1.
+ * Writes the physical ids to `physical` and, when `load` is not NULL, adds
+ * 1 at each physical id given (in 32-bit wrap-around). */
+void flavour_reference_replicas(const alphamoe_params *p, int32_t M, const int32_t *logical,
+                                const int32_t *replica_count, const int32_t *logical_to_physical, int32_t *physical,
+                                int32_t *load);
+
 /* The per-expert score of sigmoid or sqrt-softplus scoring. */
 float flavour_score(const alphamoe_params *p, float logit);
 
