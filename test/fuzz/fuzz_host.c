@@ -200,7 +200,7 @@ static alphamoe_params normalized(const alphamoe_params *given) {
 /* ------------------------------------------------------------ one call */
 
 enum { F_LOGITS, F_TOPK_IDS, F_TOPK_WEIGHTS, F_SORTED, F_EXPERT_IDS, F_NTPP, F_COUNTS, F_OFFSETS,
-       F_PAIR_TO_SORTED, F_WORKSPACE, F_BIAS, F_MAP, F_TOKENS, F_TABLE, F_COUNT };
+       F_PAIR_TO_SORTED, F_WORKSPACE, F_BIAS, F_MAP, F_TOKENS, F_TABLE, F_L2P, F_REPLICAS, F_LOAD, F_COUNT };
 
 typedef struct call_setup {
     host_plan plan;
@@ -210,10 +210,13 @@ typedef struct call_setup {
     unsigned char *workspace_raw;
     size_t workspace_raw_bytes;
     float *bias;        /* [E] */
-    int32_t *map;       /* [E] */
+    int32_t *map;       /* [G]: the plan's experts (P with redundant experts, else E) */
     int32_t *tokens;    /* [rows]: token ids of hash routing */
     int32_t *table;     /* [table_rows, k]: its table, as much of it as the token ids reach */
     int64_t table_entries;
+    int32_t *l2p;       /* [E, R]: redundant experts' replicas */
+    int32_t *replicas;  /* [E]: their counts */
+    int32_t *load;      /* [P]: physical_load, with start values */
     alphamoe_buffers buffers;
     const void *logits_arg;
 } call_setup;
@@ -233,6 +236,9 @@ static void *pointer_of(alphamoe_buffers *b, const void **logits, int f) {
     case F_MAP: return (void *)b->expert_map;
     case F_TOKENS: return (void *)b->token_ids;
     case F_TABLE: return (void *)b->hash_table;
+    case F_L2P: return (void *)b->logical_to_physical;
+    case F_REPLICAS: return (void *)b->replica_count;
+    case F_LOAD: return b->physical_load;
     default: return b->workspace;
     }
 }
@@ -252,6 +258,9 @@ static void set_pointer(alphamoe_buffers *b, const void **logits, int f, void *p
     case F_MAP: b->expert_map = p; break;
     case F_TOKENS: b->token_ids = p; break;
     case F_TABLE: b->hash_table = p; break;
+    case F_L2P: b->logical_to_physical = p; break;
+    case F_REPLICAS: b->replica_count = p; break;
+    case F_LOAD: b->physical_load = p; break;
     default: b->workspace = p; break;
     }
 }
@@ -309,16 +318,16 @@ typedef struct snapshot {
     unsigned char *copy[F_COUNT];
 } snapshot;
 
-static void snapshot_take(snapshot *s, const call_setup *c, int32_t E) {
+static void snapshot_take(snapshot *s, const call_setup *c, int32_t E, int32_t G) {
     const host_plan *pl = &c->plan;
     const alphamoe_sizes *z = &pl->sizes;
     const void *at[] = {c->logits, pl->topk_ids, pl->topk_weights, pl->sorted_token_ids, pl->expert_ids,
                         pl->num_tokens_post_padded, pl->expert_counts, pl->expert_offsets, pl->pair_to_sorted,
-                        c->workspace_raw, c->bias, c->map, c->tokens, c->table};
+                        c->workspace_raw, c->bias, c->map, c->tokens, c->table, c->l2p, c->replicas, c->load};
     const int64_t n[] = {0, z->topk_ids.elements, z->topk_weights.elements, z->sorted_token_ids.elements,
                          z->expert_ids.elements, 1, z->expert_counts.elements, z->expert_offsets.elements,
-                         z->pair_to_sorted.elements, 0, E, E, c->plan.params.max_tokens > 0 ? c->plan.params.max_tokens : 1,
-                         c->table_entries};
+                         z->pair_to_sorted.elements, 0, E, G, c->plan.params.max_tokens > 0 ? c->plan.params.max_tokens : 1,
+                         c->table_entries, (int64_t)E * c->plan.params.replica_slots, E, c->plan.params.num_physical_experts};
     for (int f = 0; f < F_COUNT; ++f) {
         s->at[f] = at[f];
         s->bytes[f] = f == F_LOGITS ? c->logits_bytes : f == F_WORKSPACE ? c->workspace_raw_bytes
@@ -433,6 +442,59 @@ static uint8_t next_byte(reader *in, size_t i) {
     return left ? in->data[in->at + i % left] : (uint8_t)(i * 37 + 11);
 }
 
+/* A redundant-experts call that succeeded (`got`), against the same logits
+ * routed without the flag (and without expert parallelism) by the host
+ * reference, itself checked against the second implementation, with the
+ * replica rule applied by the tests' own code: ids, the plan, weights bit
+ * for bit the unflagged call's, and +1 at each physical id in the load. */
+static void check_replicated(const alphamoe_router *r, const alphamoe_params *p, const call_setup *c,
+                             const host_plan *got, int32_t M,
+                             int load_given, const int32_t *load_before) {
+    alphamoe_params lp = *p;
+    lp.flags &= ~(ALPHAMOE_FLAG_REDUNDANT_EXPERTS | ALPHAMOE_FLAG_EXPERT_MAP);
+    lp.num_physical_experts = lp.replica_slots = 0;
+    lp.local_expert_begin = lp.local_expert_count = 0;
+    alphamoe_router *lr = NULL;
+    CHECK(alphamoe_router_create(&lp, &lr) == ALPHAMOE_OK, "the router without redundant experts");
+    host_plan logical, second, want;
+    CHECK(host_plan_alloc(&logical, lr, 1) == 0 && host_plan_alloc(&second, lr, 1) == 0 &&
+              host_plan_alloc(&want, r, 1) == 0,
+          "host_plan_alloc");
+    host_plan_poison(&logical);
+    host_plan_poison(&second);
+    host_plan_poison(&want);
+    alphamoe_buffers lb = logical.buffers;
+    lb.correction_bias = c->bias;
+    lb.token_ids = c->tokens;
+    lb.hash_table = c->table;
+    CHECK(alphamoe_route_host(lr, M, c->logits_arg, &lb) == ALPHAMOE_OK, "the call without redundant experts");
+    char why[512];
+    const flavour_call call = {&logical.params, M, c->values, c->bias, NULL, c->tokens, c->table};
+    flavour_reference_route(&call, &second);
+    CHECK(compare_plans(&second, &logical, M, flavour_weight_tolerance(p), why, sizeof why) == 0,
+          "without redundant experts, differs from the second implementation: %s (M=%d)", why, M);
+
+    const int32_t P = p->num_physical_experts;
+    int32_t *want_load = malloc(((size_t)P + TEST_GUARD) * 4u);
+    CHECK(want_load != NULL, "out of memory");
+    memcpy(want_load, load_before, ((size_t)P + TEST_GUARD) * 4u);
+    flavour_reference_replicas(p, M, logical.topk_ids, c->replicas, c->l2p, want.topk_ids, load_given ? want_load : NULL);
+    const size_t weight_bytes = (size_t)M * (size_t)p->top_k * sizeof(float);
+    memcpy(want.topk_weights, logical.topk_weights, weight_bytes);
+    flavour_reference_plan(p, M, c->map, &want);
+    CHECK(compare_plans(&want, got, M, 0.0f, why, sizeof why) == 0, "redundant experts: %s (M=%d)", why, M);
+    CHECK(memcmp(got->topk_weights, logical.topk_weights, weight_bytes) == 0,
+          "redundant experts: weights differ from the call without the flag (M=%d)", M);
+    for (int32_t q = 0; q < P + TEST_GUARD; ++q)
+        CHECK(c->load[q] == want_load[q], "physical_load[%d] = %d, want %d%s (M=%d)", q, c->load[q], want_load[q],
+              q >= P ? ", past P" : "", M);
+    free(want_load);
+    host_plan_free(&logical);
+    host_plan_free(&second);
+    host_plan_free(&want);
+    alphamoe_router_destroy(lr);
+}
+
 /* Builds guarded buffers for r, damages them as the input says, calls both
  * entry points and checks the outcome. */
 static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int map_raw, reader *in) {
@@ -447,17 +509,18 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     const int32_t M = (mode & 1) ? (int32_t)m_raw : (int32_t)(m_raw % ((uint32_t)p->max_tokens + 1u));
     check_select(r, p, M, in);
 
-    const int32_t E = p->num_experts;
+    const int32_t E = p->num_experts, G = plan_routed_experts(p);
+    const int32_t P = p->num_physical_experts, R = p->replica_slots;
     const int64_t stride = p->logits_row_stride;
     const int64_t rows = p->max_tokens > 0 ? p->max_tokens : 1;
     if (z.sorted_token_ids.elements > FUZZ_MAX_BUFFER_ELEMENTS || z.topk_ids.elements > FUZZ_MAX_BUFFER_ELEMENTS ||
-        stride > FUZZ_MAX_BUFFER_ELEMENTS / rows)
+        stride > FUZZ_MAX_BUFFER_ELEMENTS / rows || (int64_t)E * R > FUZZ_MAX_BUFFER_ELEMENTS)
         return; /* validated and sized: too big to route here */
 
     /* Damage: NULL pointers, misaligned pointers, short capacities, a short
      * struct. Optional outputs left out (NULL) are no damage at all. */
-    const uint16_t nulls = (uint16_t)take(in, 2);
-    const uint16_t misaligned = (uint16_t)take(in, 2);
+    const uint32_t nulls = (uint32_t)take(in, 4);
+    const uint32_t misaligned = (uint32_t)take(in, 4);
     const uint8_t shorts = (uint8_t)take(in, 1);
     /* Pointers move by 1 to 3 bytes (16-bit logits by 1), never a whole
      * element, so that an accepted call still writes where the plan's
@@ -471,15 +534,15 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     /* The correction bias (raw fp32 bits) and the expert map (raw, or a
      * local id of [0, L) or -1), each with a guard. */
     c.bias = malloc(((size_t)E + TEST_GUARD) * 4u);
-    c.map = malloc(((size_t)E + TEST_GUARD) * 4u);
+    c.map = malloc(((size_t)G + TEST_GUARD) * 4u);
     CHECK(c.bias && c.map, "out of memory");
     for (int32_t e = 0; e < E + TEST_GUARD; ++e) {
         const uint32_t bits = e < E ? (uint32_t)take(in, 4) : 0xB1A5B1A5u;
         memcpy(&c.bias[e], &bits, 4);
     }
-    for (int32_t e = 0; e < E + TEST_GUARD; ++e) {
-        const uint32_t v = e < E ? (uint32_t)take(in, 4) : 0x3A93A93Au;
-        c.map[e] = map_raw || e >= E ? (int32_t)v : (int32_t)(v % ((uint32_t)p->local_expert_count + 1u)) - 1;
+    for (int32_t g = 0; g < G + TEST_GUARD; ++g) {
+        const uint32_t v = g < G ? (uint32_t)take(in, 4) : 0x3A93A93Au;
+        c.map[g] = map_raw || g >= G ? (int32_t)v : (int32_t)(v % ((uint32_t)p->local_expert_count + 1u)) - 1;
     }
     /* Hash routing's token ids and table: ids of the table's rows, -1, the
      * vocabulary size itself and the int32 extremes (ids outside it), and
@@ -501,6 +564,28 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         const uint32_t v = i < c.table_entries ? (uint32_t)take(in, 2) : 0x7E7E7E7Eu;
         c.table[i] = i >= c.table_entries ? (int32_t)v : v % 16 == 0 ? odd_entries[(v >> 4) % 4] : (int32_t)((v >> 4) % (uint32_t)E);
     }
+    /* Redundant experts' tables: counts in [1, R], one in sixteen 0, -1,
+     * R + 1 or an int32 extreme; physical ids in [0, P), one in sixteen -1,
+     * P or an extreme. The position is mixed in so that a spent input
+     * still draws mostly valid entries. physical_load starts anywhere (its
+     * sums wrap) and is left out for one mode value in four. */
+    const int64_t replica_entries = (int64_t)E * R;
+    c.replicas = malloc(((size_t)E + TEST_GUARD) * 4u);
+    c.l2p = malloc(((size_t)replica_entries + TEST_GUARD) * 4u);
+    c.load = malloc(((size_t)P + TEST_GUARD) * 4u);
+    CHECK(c.replicas && c.l2p && c.load, "out of memory");
+    const int32_t odd_counts[] = {0, -1, INT32_MIN, INT32_MAX, R + 1};
+    for (int32_t e = 0; e < E + TEST_GUARD; ++e) {
+        const uint32_t v = R > 0 && e < E ? ((uint32_t)take(in, 2) ^ (((uint32_t)e << 4 | 1u) & 0xFFFFu)) : 0x5C5C5C5Cu;
+        c.replicas[e] = R == 0 || e >= E ? (int32_t)v : v % 16 == 0 ? odd_counts[(v >> 4) % 5] : 1 + (int32_t)((v >> 4) % (uint32_t)R);
+    }
+    const int32_t odd_physical[] = {-1, P, INT32_MIN, INT32_MAX};
+    for (int64_t i = 0; i < replica_entries + TEST_GUARD; ++i) {
+        const uint32_t v = i < replica_entries ? ((uint32_t)take(in, 2) ^ (((uint32_t)i << 4 | 1u) & 0xFFFFu)) : 0x6D6D6D6Du;
+        c.l2p[i] = i >= replica_entries ? (int32_t)v : v % 16 == 0 ? odd_physical[(v >> 4) % 4] : (int32_t)((v >> 4) % (uint32_t)P);
+    }
+    const uint8_t load_mode = P > 0 ? (uint8_t)take(in, 1) : 0u;
+    for (int32_t q = 0; q < P + TEST_GUARD; ++q) c.load[q] = q < P ? (int32_t)take(in, 4) : (int32_t)0x4C4C4C4Cu;
     /* The rest of the input is the logits' bits, repeated as needed. */
     const size_t type_bytes = logits_type_bytes(p->logits_type);
     const int64_t n_logits = rows * stride;
@@ -538,6 +623,9 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     c.buffers.expert_map = c.map;
     c.buffers.token_ids = c.tokens;
     c.buffers.hash_table = c.table;
+    c.buffers.logical_to_physical = c.l2p;
+    c.buffers.replica_count = c.replicas;
+    c.buffers.physical_load = load_mode % 4 == 3 ? NULL : c.load;
     c.logits_arg = c.logits;
 
     const alphamoe_router *router_arg = (mode & 2) && (shorts & 0x80) ? NULL : r;
@@ -560,7 +648,7 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     for (int gpu = 0; gpu < 2; ++gpu) {
         const status_set wrong = call_violations(router_arg, p, &z, M, c.logits_arg, bp, gpu);
         snapshot snap;
-        snapshot_take(&snap, &c, E);
+        snapshot_take(&snap, &c, E, G);
         const alphamoe_status st = gpu ? alphamoe_route(router_arg, M, c.logits_arg, bp, NULL)
                                        : alphamoe_route_host(router_arg, M, c.logits_arg, bp);
         if (gpu || st != ALPHAMOE_OK) {
@@ -577,9 +665,14 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         /* The inputs stay as they were. */
         CHECK(memcmp(snap.copy[F_LOGITS], c.logits, c.logits_bytes) == 0, "the logits were written");
         CHECK(memcmp(snap.copy[F_BIAS], c.bias, ((size_t)E + TEST_GUARD) * 4u) == 0, "the bias was written");
-        CHECK(memcmp(snap.copy[F_MAP], c.map, ((size_t)E + TEST_GUARD) * 4u) == 0, "the expert map was written");
+        CHECK(memcmp(snap.copy[F_MAP], c.map, ((size_t)G + TEST_GUARD) * 4u) == 0, "the expert map was written");
         CHECK(memcmp(snap.copy[F_TOKENS], c.tokens, snap.bytes[F_TOKENS]) == 0, "the token ids were written");
         CHECK(memcmp(snap.copy[F_TABLE], c.table, snap.bytes[F_TABLE]) == 0, "the hash table was written");
+        CHECK(memcmp(snap.copy[F_L2P], c.l2p, snap.bytes[F_L2P]) == 0, "logical_to_physical was written");
+        CHECK(memcmp(snap.copy[F_REPLICAS], c.replicas, snap.bytes[F_REPLICAS]) == 0, "replica_count was written");
+        /* physical_load as it was before the call, for the expectation. */
+        int32_t *load_before = (int32_t *)snap.copy[F_LOAD];
+        snap.copy[F_LOAD] = NULL;
         snapshot_free(&snap);
         CHECK(wrong == 0, "alphamoe_route_host accepted a call with violations 0x%x", wrong);
         /* Optional outputs that were left out: compare them too, they must
@@ -594,14 +687,21 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         CHECK(validate_plan(&got, M, why, sizeof why) == 0, "plan invalid: %s", why);
         /* The second implementation of the contract, from the fp32 values
          * of the logits. */
-        host_plan want;
-        CHECK(host_plan_alloc(&want, r, 1) == 0, "host_plan_alloc");
-        host_plan_poison(&want);
-        const flavour_call call = {p, M, c.values, c.bias, c.map, c.tokens, c.table};
-        flavour_reference_route(&call, &want);
-        CHECK(compare_plans(&want, &got, M, flavour_weight_tolerance(p), why, sizeof why) == 0,
-              "differs from the second implementation: %s (M=%d)", why, M);
-        host_plan_free(&want);
+        if (p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) {
+            const int load_given = bp->struct_size > offsetof(alphamoe_buffers, token_ids) && bp->physical_load != NULL;
+            check_replicated(r, p, &c, &got, M, load_given, load_before);
+        } else {
+            host_plan want;
+            CHECK(host_plan_alloc(&want, r, 1) == 0, "host_plan_alloc");
+            host_plan_poison(&want);
+            const flavour_call call = {p, M, c.values, c.bias, c.map, c.tokens, c.table};
+            flavour_reference_route(&call, &want);
+            CHECK(compare_plans(&want, &got, M, flavour_weight_tolerance(p), why, sizeof why) == 0,
+                  "differs from the second implementation: %s (M=%d)", why, M);
+            host_plan_free(&want);
+            CHECK(memcmp(load_before, c.load, ((size_t)P + TEST_GUARD) * 4u) == 0, "physical_load written without the flag");
+        }
+        free(load_before);
         /* A second call on fresh poison: same bytes, and nothing outside the
          * live extents written (compare_plans checks both). */
         host_plan again;
@@ -615,6 +715,11 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
         again_view.buffers.expert_map = c.map;
         again_view.buffers.token_ids = c.tokens;
         again_view.buffers.hash_table = c.table;
+        again_view.buffers.logical_to_physical = c.l2p;
+        again_view.buffers.replica_count = c.replicas;
+        /* No load: the plan must not depend on it, and the first call's
+         * counts stay as checked. */
+        again_view.buffers.physical_load = NULL;
         CHECK(alphamoe_route_host(r, M, c.logits_arg, &again_view.buffers) == ALPHAMOE_OK, "second call");
         CHECK(compare_plans(&got, &again_view, M, 0.0f, why, sizeof why) == 0, "second call differs: %s", why);
         /* The left-out optional outputs of the first call: untouched. */
@@ -632,6 +737,9 @@ static void fuzz_call(const alphamoe_router *r, const alphamoe_params *p, int ma
     free(c.map);
     free(c.tokens);
     free(c.table);
+    free(c.l2p);
+    free(c.replicas);
+    free(c.load);
     host_plan_free(&c.plan);
 }
 
@@ -656,8 +764,28 @@ static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
     const uint32_t scale = (uint32_t)take(in, 4), begin = (uint32_t)take(in, 4), count = (uint32_t)take(in, 4);
     const uint32_t reserved = (uint32_t)take(in, 4);
     const uint32_t vocab = (uint32_t)take(in, 4);
+    const uint8_t raw2 = (uint8_t)take(in, 1);
+    const uint32_t physical = (uint32_t)take(in, 4), slots = (uint32_t)take(in, 4);
     *map_raw = (raw & 128) != 0;
     const int32_t E = p->num_experts >= 1 && p->num_experts <= ALPHAMOE_MAX_EXPERTS ? p->num_experts : 1;
+    /* Redundant experts: P and R raw, or folded to what the flag asks. R
+     * stays at most 8 but for one value in two: the [E, R] table is read
+     * from the input. */
+    const int redundant = (p->flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) != 0;
+    if (raw2 & 1) {
+        p->num_physical_experts = (int32_t)physical;
+        p->replica_slots = (int32_t)slots;
+    } else if (redundant) {
+        p->num_physical_experts = 1 + (int32_t)(physical % ALPHAMOE_MAX_EXPERTS);
+        const uint32_t widest = (slots & 1) || p->num_physical_experts < 8 ? (uint32_t)p->num_physical_experts : 8u;
+        p->replica_slots = 1 + (int32_t)((slots >> 1) % widest);
+    } else {
+        p->num_physical_experts = p->replica_slots = 0;
+    }
+    /* Expert parallelism folds over the experts the plan routes. */
+    const int32_t G = !redundant ? E
+                      : p->num_physical_experts >= 1 && p->num_physical_experts <= ALPHAMOE_MAX_EXPERTS ? p->num_physical_experts
+                                                                                                         : 1;
     p->scoring = (raw & 1) ? (int32_t)scoring : (int32_t)(scoring % 3);
     p->logits_type = (raw & 2) ? (int32_t)type : (int32_t)(type % 3);
     if (raw & 4) {
@@ -690,11 +818,11 @@ static void read_flavour(alphamoe_params *p, reader *in, int *map_raw) {
         p->flags &= ~ALPHAMOE_FLAG_EXPERT_MAP;
         switch (count % 3) {
         case 1:
-            p->local_expert_count = 1 + (int32_t)((count / 3) % (uint32_t)E);
-            p->local_expert_begin = (int32_t)(begin % (uint32_t)(E - p->local_expert_count + 1));
+            p->local_expert_count = 1 + (int32_t)((count / 3) % (uint32_t)G);
+            p->local_expert_begin = (int32_t)(begin % (uint32_t)(G - p->local_expert_count + 1));
             break;
         case 2:
-            p->local_expert_count = 1 + (int32_t)((count / 3) % (uint32_t)E);
+            p->local_expert_count = 1 + (int32_t)((count / 3) % (uint32_t)G);
             p->flags |= ALPHAMOE_FLAG_EXPERT_MAP;
             break;
         default: break;

@@ -29,10 +29,17 @@ def params(raw=0, e=0, k=0, bm=0, max_tokens=0, flags=0, spec=0, stride=0, struc
     return out
 
 
-def flavour(large=0, raw=0, scoring=0, logits_type=0, groups=0, keep=0, scale=0, begin=0, count=0, reserved=0):
+def flavour(large=0, raw=0, scoring=0, logits_type=0, groups=0, keep=0, scale=0, begin=0, count=0, reserved=0,
+            vocab=0, raw2=0, physical=0, slots=0):
     """The token-count mode byte and the flavour block (see fuzz_host.c)."""
-    return bytes([large, raw]) + b''.join(u32(v) for v in (scoring, logits_type, groups, keep, scale, begin, count,
-                                                             reserved))
+    return (bytes([large, raw]) + b''.join(u32(v) for v in (scoring, logits_type, groups, keep, scale, begin, count,
+                                                              reserved, vocab)) +
+            bytes([raw2]) + u32(physical) + u32(slots))
+
+
+def folded_replicas(P, R):
+    """The folded physical and slots values that read as P physical experts and R replica slots."""
+    return P - 1, (R - 1) << 1 | (R > 8 or P < 8)
 
 
 def folded_groups(g):
@@ -48,19 +55,20 @@ def folded_map(count):
     return 3 * (count - 1) + 2
 
 
-def select(mode=0, cc=0, sms=131, occ=1, coop=1, size=None):
+def select(mode=0, cc=0, sms=131, occ=1, coop=1, size=None, cluster=0):
     out = bytes([mode])
     out += u32(cc) if mode & 1 else bytes([cc])
     out += u32(sms) if mode & 2 else struct.pack('<H', sms)
     out += u32(occ) if mode & 4 else bytes([occ])
     out += u32(coop) if mode & 8 else bytes([coop])
+    out += u32(cluster) if mode & 32 else bytes([cluster])
     if mode & 16:
         out += bytes([size])
     return out
 
 
 def damage(nulls=0, misaligned=0, shorts=0, by=0, extra=b''):
-    return struct.pack('<HHBB', nulls, misaligned, shorts, by) + extra
+    return struct.pack('<IIBB', nulls, misaligned, shorts, by) + extra
 
 
 def logit_bytes(rng, kind, n):
@@ -171,12 +179,51 @@ def main() -> int:
     seeds.append(params(raw=15 | 64, e=512, k=16, bm=256, max_tokens=1000, stride=2**61) + plain)
     # A capacity that fits int32 only over few local experts.
     seeds.append(params(raw=15, e=512, k=1, bm=256, max_tokens=INT32_MAX - 300) + flavour(count=folded_range(1)))
+    # Redundant experts (flag 0x80): P and R folded, the replica tables and
+    # the load drawn from the bytes after the hash inputs (see fuzz_host.c).
+    def redundant(e, k, bm, mt, flags, P, R, load_mode=0, **flv):
+        phys, slots = folded_replicas(P, R)
+        vocab = flv.get('vocab', 0)
+        body = params(0, e - 1, k - 1, bm - 1, mt, flags | 0x80) + flavour(physical=phys, slots=slots, **flv)
+        body += bytes([0]) + u32(mt) + select(0, 0, 132, 1, 1) + damage()
+        body += b''.join(struct.pack('<f', rng.uniform(-0.5, 0.5)) for _ in range(e))  # bias
+        body += b''.join(u32(rng.randrange(0, 1 << 32)) for _ in range(P))            # map over P
+        rows, table_rows = max(mt, 1), (vocab % 300 + 1 if flags & 0x40 else 1)
+        body += b''.join(u32(rng.randrange(0, 1 << 32)) for _ in range(rows))         # token ids
+        body += bytes(rng.getrandbits(8) for _ in range(2 * table_rows * k))           # hash table
+        body += bytes(rng.getrandbits(8) for _ in range(2 * e + 2 * e * R))            # counts, replicas
+        body += bytes([load_mode]) + b''.join(u32(rng.choice([0, 7, INT32_MAX, 0xFFFFFFFF, rng.getrandbits(32)]))
+                                              for _ in range(P))                        # load
+        return body + logit_bytes(rng, 'random', rows * e)
+    seeds += [
+        redundant(64, 6, 16, 40, 0, 64, 1),                                        # static dispatch, R 1
+        redundant(64, 8, 8, 60, 0, 96, 4),                                         # P > E
+        redundant(128, 8, 4, 30, 0x2, 40, 3, load_mode=3),                         # P < E, tail, no load
+        redundant(32, 4, 2, 50, 0, 72, 5, begin=40, count=folded_range(24)),       # a local range over P
+        redundant(48, 6, 16, 40, 0x20, 100, 4, count=folded_map(30)),              # a map over P
+        redundant(40, 4, 8, 36, 0x40, 56, 2, scoring=2, vocab=49),                 # hash routing
+        redundant(33, 4, 4, 44, 0x1, 45, 6),                                       # shared expert
+        redundant(256, 8, 16, 24, 0x10, 288, 2, scoring=1, groups=folded_groups(8), keep=4),
+        redundant(16, 3, 1, 30, 0x28, 20, 20, count=folded_map(7)),               # R = P > 8
+        redundant(8, 2, 5, 20, 0, 1, 1),                                           # one physical expert
+        redundant(64, 8, 8, 0, 0x2, 96, 4),                                        # M = 0
+    ]
+    # P and R raw: 0, past 2048, R past P, and either beside no flag.
+    for flags in (0, 0x80):
+        for phys, slots in [(0, 0), (1, 0), (0, 1), (2049, 1), (8, 9), (0xFFFFFFFF, 1), (2048, 2048), (5, 0xFFFFFFFF)]:
+            seeds.append(params(0, 63, 3, 15, 20, flags) + flavour(raw2=1, physical=phys, slots=slots) + bytes([0]) +
+                         u32(5) + select() + damage() + logit_bytes(rng, 'random', 64))
     # Buffer damage, one kind at a time, on a valid shape (the bias and the
-    # map are buffers 10 and 11).
+    # map are buffers 10 and 11, the replica tables and the load 14 to 16).
     sigmoid_map = flavour(scoring=1, count=folded_map(16))
     for nulls in [1 << f for f in range(12)]:
         seeds.append(params(0, 63, 3, 15, 30, 0x30) + sigmoid_map + bytes([0]) + u32(7) + select() +
                      damage(nulls=nulls) + logit_bytes(rng, 'random', 8))
+    replicated = flavour(physical=79, slots=6)
+    for f in range(14, 17):
+        for mis in (0, 1 << f):
+            seeds.append(params(0, 63, 3, 15, 30, 0x80) + replicated + bytes([0]) + u32(7) + select() +
+                         damage(nulls=(1 << f) * (mis == 0), misaligned=mis, by=f) + logit_bytes(rng, 'random', 64))
     for mis in [1 << f for f in range(12)]:
         for by in (0, 1, 2):
             seeds.append(params(0, 63, 3, 15, 30, 0x30) + sigmoid_map + bytes([0]) + u32(7) + select() +
@@ -194,6 +241,10 @@ def main() -> int:
                                      (1, 0xFFFFFFFF, 10, 1, 1), (8, 0, 132, 2, 0xFFFFFFFF), (16, 0, 132, 1, 1)]:
         seeds.append(params(0, 511, 9, 7, 64, 0, 2) + plain + bytes([0]) + u32(600) + select(mode, cc, sms, occ, coop, 5) +
                      damage())
+    # Both published sizes of the attributes (0.2's ends before max_cluster_ctas), and clusters at their limits.
+    for size, cluster in [(24, 16), (32, 0xFFFFFFFF), (32, 16), (32, 1), (32, 0x80000000)]:
+        seeds.append(params(0, 63, 3, 15, 64, 0, 1) + plain + bytes([0]) + u32(40) +
+                     select(16 | 32, 0, 132, 1, 1, size, cluster) + damage())
     for name in os.listdir(out_dir):
         os.remove(os.path.join(out_dir, name))
     for s in seeds:
