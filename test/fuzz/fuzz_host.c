@@ -6,7 +6,8 @@
  * and a plan validator.
  *
  * The input is read as a parameter set, its flavour fields, a call, device
- * attributes, buffer damage, the correction bias, the expert map, then
+ * attributes, buffer damage, the correction bias, the expert map, hash
+ * routing's token ids and table, the replica tables and physical_load, then
  * logit bits. Each field is either taken raw (any 32- or 64-bit value, to
  * hit the range checks) or folded into its valid range (to reach the
  * routing itself). Token counts fold to at most 64, or, for one value in
