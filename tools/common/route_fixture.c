@@ -63,15 +63,29 @@ void fixture_fill_inputs(route_fixture *f, uint64_t seed) {
     }
 }
 
-alphamoe_buffers fixture_host_buffers(const route_fixture *f, const output_set *s) {
-    alphamoe_buffers b = buffers_for(s, &f->sizes, NULL, 0, f->host_bias, f->host_map);
-    b.token_ids = f->host_token_ids;
-    b.hash_table = f->host_hash_table;
-    if (f->host_replicas) {
-        b.logical_to_physical = f->host_replicas;
-        b.replica_count = f->host_replicas + (size_t)f->params.num_experts * (size_t)f->params.replica_slots;
+/* Buffers over the output set s and the flavour's inputs as `in` holds them
+ * (host or device): the replica counts follow the replica table. */
+static alphamoe_buffers buffers_with_inputs(const route_fixture *f, const output_set *s, void *workspace,
+                                            size_t workspace_bytes, const alphamoe_buffers *in) {
+    alphamoe_buffers b = buffers_for(s, &f->sizes, workspace, workspace_bytes, in->correction_bias, in->expert_map);
+    b.token_ids = in->token_ids;
+    b.hash_table = in->hash_table;
+    if (in->logical_to_physical) {
+        b.logical_to_physical = in->logical_to_physical;
+        b.replica_count = in->logical_to_physical + (size_t)f->params.num_experts * (size_t)f->params.replica_slots;
     }
     return b;
+}
+
+alphamoe_buffers fixture_host_buffers(const route_fixture *f, const output_set *s) {
+    alphamoe_buffers in;
+    memset(&in, 0, sizeof(in));
+    in.correction_bias = f->host_bias;
+    in.expert_map = f->host_map;
+    in.token_ids = f->host_token_ids;
+    in.hash_table = f->host_hash_table;
+    in.logical_to_physical = f->host_replicas;
+    return buffers_with_inputs(f, s, NULL, 0, &in);
 }
 
 /* The buffers of fixture_alloc in the order it takes them. */
@@ -137,17 +151,9 @@ int fixture_alloc(route_fixture *f, device_arena *a, unsigned optional) {
         if ((*list[i].ptr = arena_take(a, list[i].bytes, list[i].what)) == NULL) return -1;
         if (list[i].upload) CUDA_TRY(cudaMemcpy(*list[i].ptr, list[i].upload, list[i].bytes, cudaMemcpyHostToDevice));
     }
-    const alphamoe_buffers inputs = f->buffers;
+    const alphamoe_buffers inputs = f->buffers; /* the device inputs fixture_buffers took */
     void *workspace = f->buffers.workspace;
-    f->buffers = buffers_for(&out, &f->sizes, workspace, alloc_bytes(f->sizes.workspace.bytes),
-                             inputs.correction_bias, inputs.expert_map);
-    f->buffers.token_ids = inputs.token_ids;
-    f->buffers.hash_table = inputs.hash_table;
-    if (inputs.logical_to_physical) {
-        f->buffers.logical_to_physical = inputs.logical_to_physical;
-        f->buffers.replica_count =
-            inputs.logical_to_physical + (size_t)f->params.num_experts * (size_t)f->params.replica_slots;
-    }
+    f->buffers = buffers_with_inputs(f, &out, workspace, alloc_bytes(f->sizes.workspace.bytes), &inputs);
     CUDA_TRY(cudaMemset(workspace, 0, f->buffers.workspace_bytes)); /* once, as the contract asks */
     CUDA_TRY(cudaDeviceSynchronize());
     return 0;
