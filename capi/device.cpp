@@ -180,8 +180,9 @@ alphamoe_status resolve(const Driver &d, CUdevice dev, DeviceState *st) {
         CUresult r = d.KernelGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, entry.kernel, dev);
         const bool wide = kernel_info(info.kernel).wide;
         // A wide CTA's counts and rows live in dynamic shared memory
-        // (kernels/wide.cu): more than half an SM's, so one CTA an SM.
-        if (r == CUDA_SUCCESS && wide) {
+        // (kernels/wide.cu): more than half an SM's, so one CTA an SM. The
+        // one-token entry points keep theirs in static shared memory.
+        if (r == CUDA_SUCCESS && wide && info.variant != kVariant_one_token) {
             if (kWideSharedBytes > max_per_cta) return ALPHAMOE_ERROR_UNSUPPORTED_DEVICE;
             entry.dynamic_smem = kWideSharedBytes;
             r = d.KernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kWideSharedBytes, entry.kernel,

@@ -130,11 +130,12 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
 // fp32 only; a plain kernel runs no flavour, and the plain tiny kernel
 // holds only the plans of at most a token a warp. Sqrt-softplus calls run
 // their kernels, which run no other scoring; wide calls the wide kernels,
-// which run every scoring and logits type.
+// which run every scoring and logits type, their one-token entry points
+// calls of one token only.
 bool entry_serves(const EntryInfo &e, const Call &c) {
     const KernelInfo &k = kernel_info(e.kernel);
     if (e.width != c.width || k.wide != c.wide) return false;
-    if (k.wide) return true;
+    if (k.wide) return e.variant != kVariant_one_token || c.num_tokens == 1;
     if (k.sqrt_softplus != c.sqrt_softplus) return false;
     const bool reads_half = e.variant == kVariant_half_logits || e.variant == kVariant_staged_half_logits;
     if (reads_half != c.half && (reads_half || !k.flavoured)) return false;

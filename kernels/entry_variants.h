@@ -17,7 +17,8 @@ struct plain {
     // travel (stage_ranked_pairs, route_cta.cuh).
     static constexpr bool kStagedPairs = false;
     // A CTA of one token ranks it with all its warps (the flavoured
-    // one-token ranking, one_token_select_flavoured.cuh).
+    // one-token ranking, one_token_select_flavoured.cuh; the wide one,
+    // kernels/wide.cu).
     static constexpr bool kCtaRanksToken = false;
 };
 
@@ -34,7 +35,7 @@ struct staged_half_logits : plain {
     static constexpr bool kStagedPairs = true;
 };
 
-// The flavoured tiny kernel's one-token calls.
+// The flavoured and wide tiny kernels' one-token calls.
 struct one_token : plain {
     static constexpr bool kCtaRanksToken = true;
 };

@@ -232,22 +232,13 @@ __device__ __forceinline__ void wide_keep_best_groups(const RouteArgs &a, uint32
     }
 }
 
-// The ranking of a staged row (stage_keys): lane r < n_select receives the
-// r-th expert (its position in the row). warp_rank_keys's method with the
-// bound from the lanes' best two keys: 64 keys of distinct experts, so
-// their n-th largest bounds the row's for n <= 32, where the lanes' best
-// keys alone leave too many candidates at k = 32 (e2048-m2048-k32-bm64).
-// Up to 64 candidates, two a lane, are ranked by counting; more (many
-// equal keys) take the rounds.
-template <int S>
-__device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, uint32_t second, int n_select,
-                                                 int lane, WideRankScratch &scratch, int32_t &id_out) {
-    scratch.bound[lane] = bound_candidate_of_64(best, lane);
-    scratch.bound[lane + 32] = bound_candidate_of_64(second, lane + 32);
-    __syncwarp();
-    const uint32_t mine_best = scratch.bound[lane], mine_second = scratch.bound[lane + 32];
+// The n-th largest (1 <= n <= 64) of 64 bound candidates in shared memory
+// (bound_candidate_of_64: distinct, below 2^31), in every lane: lane l
+// counts the candidates above its two, l and l + 32.
+__device__ __forceinline__ uint32_t nth_largest_of_64(const uint32_t *candidates, int n, int lane) {
+    const uint32_t mine_best = candidates[lane], mine_second = candidates[lane + 32];
     uint32_t above_best = 0, above_second = 0;  // values below 2^31: a difference's sign compares them
-    const uint4 *quads = reinterpret_cast<const uint4 *>(scratch.bound);
+    const uint4 *quads = reinterpret_cast<const uint4 *>(candidates);
 #pragma unroll 4
     for (int q = 0; q < 16; ++q) {
         const uint4 c = quads[q];
@@ -256,28 +247,22 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
         above_second += ((mine_second - c.x) >> 31) + ((mine_second - c.y) >> 31) + ((mine_second - c.z) >> 31) +
                         ((mine_second - c.w) >> 31);
     }
-    const uint32_t n_above = static_cast<uint32_t>(n_select - 1);
+    const uint32_t n_above = static_cast<uint32_t>(n - 1);
     const uint32_t holds_best = __ballot_sync(kFullMask, above_best == n_above);
     const uint32_t holds_second = __ballot_sync(kFullMask, above_second == n_above);
-    const uint32_t bound = holds_best ? __shfl_sync(kFullMask, mine_best, __ffs(holds_best) - 1)
-                                      : __shfl_sync(kFullMask, mine_second, __ffs(holds_second) - 1);
-    // Slots past the row (kNoCandidateKey) never reach it.
-    const uint32_t threshold = max((bound & ~63u) << 1, kNanKey);
-    int32_t count = 0;
-#pragma unroll 4
-    for (int i = 0; i < S; ++i) count += keys[i * 32 + lane] >= threshold ? 1 : 0;
-    const int32_t inclusive = warp_inclusive_sum(count, lane);
-    const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
-    if (gathered > 64) {
-        rank_staged_by_rounds<S>(keys, n_select, lane, id_out);
-        return;
-    }
-    int32_t at = inclusive - count;
-#pragma unroll 4
-    for (int i = 0; i < S; ++i) {
-        const uint32_t key = keys[i * 32 + lane];
-        if (key >= threshold) scratch.gathered[at++] = rank_value(key, i * 32 + lane);
-    }
+    return holds_best ? __shfl_sync(kFullMask, mine_best, __ffs(holds_best) - 1)
+                      : __shfl_sync(kFullMask, mine_second, __ffs(holds_second) - 1);
+}
+
+// The keys at or above which a row's n largest lie, from the n-th largest
+// of 64 bound candidates, each the key of a distinct expert. Slots past
+// the row (kNoCandidateKey) never reach it.
+__device__ __forceinline__ uint32_t threshold_of_bound(uint32_t bound) { return max((bound & ~63u) << 1, kNanKey); }
+
+// Ranks up to 64 gathered candidates (rank values, scratch.gathered) by
+// counting: lane r < n_select receives the r-th's id.
+__device__ __forceinline__ void rank_gathered_64(WideRankScratch &scratch, int gathered, int n_select, int lane,
+                                                 int32_t &id_out) {
     for (int j = gathered + lane; j < 64; j += 32) scratch.gathered[j] = 0u;  // below every candidate
     __syncwarp();
     const uint64_t first = scratch.gathered[lane], last = scratch.gathered[lane + 32];
@@ -298,6 +283,38 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
     __syncwarp();  // the scratch is reused by the warp's next token
 }
 
+// The ranking of a staged row (stage_keys): lane r < n_select receives the
+// r-th expert (its position in the row). warp_rank_keys's method with the
+// bound from the lanes' best two keys: 64 keys of distinct experts, so
+// their n-th largest bounds the row's for n <= 32, where the lanes' best
+// keys alone leave too many candidates at k = 32 (e2048-m2048-k32-bm64).
+// Up to 64 candidates, two a lane, are ranked by counting; more (many
+// equal keys) take the rounds.
+template <int S>
+__device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, uint32_t second, int n_select,
+                                                 int lane, WideRankScratch &scratch, int32_t &id_out) {
+    scratch.bound[lane] = bound_candidate_of_64(best, lane);
+    scratch.bound[lane + 32] = bound_candidate_of_64(second, lane + 32);
+    __syncwarp();
+    const uint32_t threshold = threshold_of_bound(nth_largest_of_64(scratch.bound, n_select, lane));
+    int32_t count = 0;
+#pragma unroll 4
+    for (int i = 0; i < S; ++i) count += keys[i * 32 + lane] >= threshold ? 1 : 0;
+    const int32_t inclusive = warp_inclusive_sum(count, lane);
+    const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
+    if (gathered > 64) {
+        rank_staged_by_rounds<S>(keys, n_select, lane, id_out);
+        return;
+    }
+    int32_t at = inclusive - count;
+#pragma unroll 4
+    for (int i = 0; i < S; ++i) {
+        const uint32_t key = keys[i * 32 + lane];
+        if (key >= threshold) scratch.gathered[at++] = rank_value(key, i * 32 + lane);
+    }
+    rank_gathered_64(scratch, gathered, n_select, lane, id_out);
+}
+
 // Redundant experts: the physical expert of pair `pair`'s logical expert
 // id >= 0, replica pair % replica_count[id] (vLLM's rule), or -1 (a pair
 // of no expert) where the count or the entry is out of range; the tables
@@ -311,10 +328,11 @@ __device__ __forceinline__ int32_t physical_expert(const RouteArgs &a, int32_t p
 
 // A chosen token's weights and outputs: lane j < k writes pair j's id
 // (id, the shared expert added here; with redundant experts its physical
-// expert, counted in the load) and weight. A hashed pair of no expert
-// (id -1) weighs 0 and counts in no renormalization.
+// expert, counted in the load) and weight, and returns that id (-1 in
+// lanes past k). A hashed pair of no expert (id -1) weighs 0 and counts in
+// no renormalization.
 template <bool kShared>
-__device__ __forceinline__ void write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
+__device__ __forceinline__ int32_t write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
     const RankedExperts r = ranked_experts<kShared>(a);
     const int k = a.top_k;
     if (kShared && lane == k - 1) id = r.shared_id;
@@ -335,6 +353,7 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, const char *row,
         a.topk_ids[pair] = id;
         a.topk_weights[pair] = w;
     }
+    return active ? id : -1;
 }
 
 // Ranks and writes the warp's tokens. key_of(x, e): expert e's key of
@@ -356,6 +375,27 @@ __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, Wid
     }
 }
 
+// A row toward L2 by a warp, a 128-byte line a lane (and the line of its
+// last byte).
+__device__ __forceinline__ void prefetch_row_to_l2(const RouteArgs &a, const char *row, int lane) {
+    const int32_t row_bytes = a.num_experts * (a.logits_type == kLogitsF32 ? 4 : 2);
+    for (int32_t at = lane * 128; at < row_bytes + 127; at += 32 * 128)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
+}
+
+// Lane j < k's entry of the hash table's row of token id v, unchecked (a
+// load is waited for only where its value is used), or -1 for an id
+// outside [0, vocab_size): the table is read only inside its rows.
+__device__ __forceinline__ int32_t hash_entry(const RouteArgs &a, int32_t v, int lane) {
+    const int k = a.top_k;
+    return lane < k && v >= 0 && v < a.vocab_size ? __ldg(a.hash_table + static_cast<int64_t>(v) * k + lane) : -1;
+}
+
+// The expert of a table entry: -1, a pair of no expert, outside [0, E).
+__device__ __forceinline__ int32_t hashed_expert(const RouteArgs &a, int32_t entry) {
+    return entry >= 0 && entry < a.num_experts ? entry : -1;
+}
+
 // Hash routing: writes the warp's tokens, lane j < k taking pair j's
 // expert from the table row of the token's id: -1, a pair of no expert,
 // for an id outside [0, vocab_size) or an entry outside [0, E); the table
@@ -366,27 +406,16 @@ __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, Wid
 // L2 while its id and entry load, so a lone token's logit is an L2 hit
 // (e384-m1-k6-bm64-deepseek-v4-hash).
 __device__ __forceinline__ void wide_hash_tokens(const RouteArgs &a, TokenRange range, int lane) {
-    const int k = a.top_k;
-    if (range.begin < range.end) {
-        const char *row = token_row<true>(a, range.begin);
-        const int32_t row_bytes = a.num_experts * (a.logits_type == kLogitsF32 ? 4 : 2);
-        for (int32_t at = lane * 128; at < row_bytes + 127; at += 32 * 128)  // and the line of its last byte
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
-    }
+    if (range.begin < range.end) prefetch_row_to_l2(a, token_row<true>(a, range.begin), lane);
     for (int32_t chunk = range.begin; chunk < range.end; chunk += 32) {
         const int n = min(32, range.end - chunk);
         const int32_t mine = lane < n ? __ldg(a.token_ids + chunk + lane) : -1;
-        const auto entry_of = [&](int i) {  // unchecked: the load is waited for only when used
-            const int32_t v = __shfl_sync(kFullMask, mine, i);
-            return lane < k && v >= 0 && v < a.vocab_size ? __ldg(a.hash_table + static_cast<int64_t>(v) * k + lane)
-                                                          : -1;
-        };
+        const auto entry_of = [&](int i) { return hash_entry(a, __shfl_sync(kFullMask, mine, i), lane); };
         int32_t next = entry_of(0);
         for (int i = 0; i < n; ++i) {
             const int32_t entry = next;
             if (i + 1 < n) next = entry_of(i + 1);
-            const int32_t id = entry >= 0 && entry < a.num_experts ? entry : -1;
-            write_token<false>(a, token_row<true>(a, chunk + i), chunk + i, id, lane);
+            write_token<false>(a, token_row<true>(a, chunk + i), chunk + i, hashed_expert(a, entry), lane);
         }
     }
 }
@@ -636,10 +665,213 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     }
 }
 
-// The three specializations of variants.def: one CTA, or a co-resident grid.
+// One token, the whole CTA: the wide tiny kernel's one_token entry points,
+// which the host plans for calls of one token only (capi/plan.cpp). One
+// warp ranking a row of up to 2048 experts takes each step over its 64
+// slots (e896-m1-k16-bm64-kimi-k3, e2048-m1-k32-bm64); here each thread
+// keys S / 16 experts, the bound is the n-th largest of 64 maxima, the
+// candidates that reach it are gathered from the whole CTA, and warp 0
+// ranks them, writes the token and plans its k pairs, whose padding the
+// CTA then writes. None of the general plan's code, run once and fetched
+// cold, is in these entry points (e384-m1-k6-bm64-deepseek-v4-hash).
+struct WideOneTokenShared {
+    uint32_t keys[kWideMaxExperts];  // expert e's key at word e, as a warp's staged row
+    uint32_t maxima[64];             // group q's largest key (experts q mod 64), a bound candidate
+    uint32_t threshold;
+    int32_t gathered;  // candidates that reached the threshold
+    WideRankScratch rank;
+    // The plan: each block's expert and pairs, each of warp 0's lanes its
+    // group's expert (-1 but in a group's first pair), blocks and pairs.
+    int32_t live_blocks;
+    int32_t block_expert[kWideMaxTopK];
+    int32_t block_pairs[kWideMaxTopK];
+    int32_t group_expert[32];
+    int32_t group_blocks[32];
+    int32_t group_pairs[32];
+};
+
+// Expert e's ranking key from its logit x and bias b (stage_keys' key_of).
+__device__ __forceinline__ uint32_t one_token_key(const RouteArgs &a, float x, float b) {
+    return (a.flags & kFlagCorrectionBias) ? ordered_key(alphamoe_biased_score(wide_score(a, x), b)) : ordered_key(x);
+}
+
+// Every thread of the CTA: ranks token 0, lane r < n_select of warp 0
+// receiving the r-th expert. Thread 8 q + j keys experts q + 64 j + 512 i
+// (i < S / 16): group q, experts q mod 64, is a quarter warp's, so every
+// group holds an expert where E >= 64, and fewer than 64 leave the bound
+// at "no candidate", gathering the whole row. Grouped calls, and rows whose
+// candidates are more than 64 (many equal keys), are ranked by warp 0 from
+// the staged keys as the warps' rows are.
+template <int S, bool kShared>
+__device__ __forceinline__ void rank_one_token(const RouteArgs &a, WideOneTokenShared &sh, const char *row,
+                                               int32_t &id) {
+    constexpr int kPerThread = 32 * S / kBlockThreads;
+    static_assert(kPerThread * kBlockThreads == 32 * S && kBlockThreads == 512, "64 groups of 8 threads");
+    const RankedExperts r = ranked_experts<kShared>(a);
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int group = threadIdx.x >> 3;
+    const int first = group + 64 * (threadIdx.x & 7);
+    const bool biased = (a.flags & kFlagCorrectionBias) != 0;
+    float x[kPerThread], b[kPerThread];
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+        const int e = first + kBlockThreads * i;
+        x[i] = e < r.n_candidates ? load_logit<true>(a, row, e) : 0.0f;
+        b[i] = biased && e < r.n_candidates ? __ldg(a.correction_bias + e) : 0.0f;
+    }
+    uint32_t key[kPerThread], most = kNoCandidateKey;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+        const int e = first + kBlockThreads * i;
+        key[i] = e < r.n_candidates ? one_token_key(a, x[i], b[i]) : kNoCandidateKey;
+        sh.keys[e] = key[i];
+        most = max(most, key[i]);
+    }
+#pragma unroll
+    for (int offset = 4; offset > 0; offset >>= 1) most = max(most, __shfl_xor_sync(kFullMask, most, offset));
+    if ((threadIdx.x & 7) == 0) sh.maxima[group] = bound_candidate_of_64(most, group);
+    if (threadIdx.x == 0) sh.gathered = 0;
+    __syncthreads();
+    if (a.num_groups > 1) {  // no groups with a shared expert
+        if (warp == 0) {
+            uint32_t best, second;
+            wide_keep_best_groups<S>(a, sh.keys, lane, best, second);
+            wide_rank_staged<S>(sh.keys, best, second, r.n_select, lane, sh.rank, id);
+        }
+        return;
+    }
+    if (warp == 0) {
+        const uint32_t threshold = threshold_of_bound(nth_largest_of_64(sh.maxima, r.n_select, lane));
+        if (lane == 0) sh.threshold = threshold;
+    }
+    __syncthreads();
+    // The candidates in any order: ranking by counting orders them.
+    const uint32_t threshold = sh.threshold;
+    int32_t count = 0;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) count += key[i] >= threshold ? 1 : 0;
+    const int32_t inclusive = warp_inclusive_sum(count, lane);
+    const int32_t warp_count = __shfl_sync(kFullMask, inclusive, 31);
+    int32_t base = 0;
+    if (lane == 31 && warp_count > 0) base = atomicAdd(&sh.gathered, warp_count);
+    int32_t at = __shfl_sync(kFullMask, base, 31) + inclusive - count;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+        if (key[i] >= threshold) {
+            if (at < 64) sh.rank.gathered[at] = rank_value(key[i], first + kBlockThreads * i);
+            ++at;
+        }
+    }
+    __syncthreads();
+    if (warp != 0) return;
+    const int32_t gathered = sh.gathered;
+    if (gathered > 64)
+        rank_staged_by_rounds<S>(sh.keys, r.n_select, lane, id);
+    else
+        rank_gathered_64(sh.rank, gathered, r.n_select, lane, id);
+}
+
+// Warp 0, once token 0 is written (lane j < k: pair j's expert id, -1 for
+// a pair of no expert): places the pairs, each expert's in lane order,
+// and keeps each block's expert and pairs for the CTA. An expert's group
+// starts after the blocks of the lower experts' groups, each offered by
+// its first lane.
+__device__ __forceinline__ void plan_one_token(const RouteArgs &a, WideOneTokenShared &sh, int32_t id, int lane) {
+    const int k = a.top_k;
+    const int32_t bm = a.block_m;
+    const int32_t local = lane < k ? pair_local_expert(a, id) : -1;
+    const unsigned peers = __match_any_sync(kFullMask, local >= 0 ? local : -1 - lane);
+    const int32_t rank = __popc(peers & ((1u << lane) - 1u));
+    const int32_t pairs = __popc(peers);
+    const bool leads = local >= 0 && rank == 0;
+    const int32_t blocks = leads ? block_m_divide(a, pairs - 1) + 1 : 0;
+    const uint32_t offer = leads ? static_cast<uint32_t>(local) << 8 | static_cast<uint32_t>(blocks) : ~0u;
+    int32_t start = 0;  // blocks <= k < 2^8, local < 2^11
+#pragma unroll 4
+    for (int l = 0; l < k; ++l) {
+        const uint32_t other = __shfl_sync(kFullMask, offer, l);
+        start += static_cast<int32_t>(other >> 8) < local ? static_cast<int32_t>(other & 0xffu) : 0;
+    }
+    const int32_t pos = local >= 0 ? start * bm + rank : -1;
+    if (local >= 0) a.sorted_token_ids[pos] = lane;
+    if (lane < k && a.pair_to_sorted) a.pair_to_sorted[lane] = pos;
+    for (int32_t j = 0; j < blocks; ++j) {
+        sh.block_expert[start + j] = local;
+        sh.block_pairs[start + j] = min(bm, pairs - j * bm);
+    }
+    sh.group_expert[lane] = leads ? local : -1;
+    sh.group_blocks[lane] = blocks;
+    sh.group_pairs[lane] = pairs;
+    const int32_t live_blocks = __reduce_add_sync(kFullMask, static_cast<uint32_t>(blocks));
+    if (lane == 0) sh.live_blocks = live_blocks;
+}
+
+// Every thread of the CTA, once warp 0 has planned the token: the padding
+// (positions of a block past its pairs), the block experts, the live
+// length, the tail and the expert table.
+__device__ __forceinline__ void write_one_token_rest(const RouteArgs &a, const WideOneTokenShared &sh) {
+    const int32_t bm = a.block_m;
+    const int32_t live_blocks = sh.live_blocks;
+    const int32_t live = live_blocks * bm;  // k * 256 at most
+    const int32_t sentinel = a.top_k;       // M * k
+    for (int32_t pos = threadIdx.x; pos < live; pos += kBlockThreads) {
+        const int32_t block = block_m_divide(a, pos);
+        if (pos - block * bm >= sh.block_pairs[block]) a.sorted_token_ids[pos] = sentinel;
+    }
+    if (static_cast<int32_t>(threadIdx.x) < live_blocks) a.expert_ids[threadIdx.x] = sh.block_expert[threadIdx.x];
+    if (threadIdx.x == 0) {
+        *a.num_tokens_post_padded = live;
+        if (a.expert_offsets) a.expert_offsets[a.plan_experts] = live;
+    }
+    if (a.expert_counts || a.expert_offsets) {
+        for (int e = threadIdx.x; e < a.plan_experts; e += kBlockThreads) {
+            int32_t blocks_below = 0, pairs = 0;
+            for (int l = 0; l < a.top_k; ++l) {
+                const int32_t g = sh.group_expert[l];
+                blocks_below += g >= 0 && g < e ? sh.group_blocks[l] : 0;
+                pairs = g == e ? sh.group_pairs[l] : pairs;
+            }
+            write_expert_table_entry(a, e, pairs, blocks_below * bm);
+        }
+    }
+    if (a.flags & kFlagTailFill) fill_tail(a, live, live_blocks, threadIdx.x, kBlockThreads);
+}
+
+template <int S, bool kShared>
+__device__ __forceinline__ void route_wide_one_token(const RouteArgs &a) {
+    __shared__ WideOneTokenShared sh;
+    wait_for_preceding_kernel();
+    if (route_empty_call(a)) {
+        allow_dependent_launch();
+        return;
+    }
+    const int lane = threadIdx.x & 31;
+    const bool warp0 = threadIdx.x < 32;
+    const char *row = token_row<true>(a, 0);
+    int32_t id = -1;
+    if (!kShared && (a.flags & kFlagHashRouting)) {  // its logits head for L2 while the id and entry load
+        if (warp0) {
+            prefetch_row_to_l2(a, row, lane);
+            id = hashed_expert(a, hash_entry(a, __ldg(a.token_ids), lane));
+        }
+    } else if (ranked_experts<kShared>(a).n_select > 0) {
+        rank_one_token<S, kShared>(a, sh, row, id);
+    }
+    if (warp0) plan_one_token(a, sh, write_token<kShared>(a, row, 0, id, lane), lane);
+    __syncthreads();
+    allow_dependent_launch();
+    write_one_token_rest(a, sh);
+}
+
+// The three specializations of variants.def: one CTA, or a co-resident
+// grid; the tiny kernel's one_token entry points take calls of one token.
 template <class Variant, int kSlots>
 __device__ __forceinline__ void tiny(const RouteArgs &a) {
-    route_wide<Variant, kSlots>(a);
+    if constexpr (Variant::kCtaRanksToken)
+        route_wide_one_token<kSlots, kSharedExpert>(a);
+    else
+        route_wide<Variant, kSlots>(a);
 }
 template <class Variant, int kSlots>
 __device__ __forceinline__ void small(const RouteArgs &a) {

@@ -214,7 +214,14 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
         fail_msg("%s: %s", what, l.kernel);
     if (e.wide != wide_call(p))
         fail_msg("%s: launched %s, want %s kernel", what, l.kernel, wide_call(p) ? "a wide" : "no wide");
-    if (e.wide && variant != "") fail_msg("%s: %s is no entry point the library has", what, l.kernel);
+    // The wide kernels: plain entry points, and the tiny routed kernel's
+    // one-token ones, for one token and nothing else.
+    if (e.wide && variant != "" &&
+        (variant != "_one_token" || s.specialization != ALPHAMOE_SPECIALIZATION_TINY || shared))
+        fail_msg("%s: %s is no entry point the library has", what, l.kernel);
+    if (e.wide && (chosen || variant == "_one_token") && (variant == "_one_token") != (M == 1 && s.specialization == ALPHAMOE_SPECIALIZATION_TINY && !shared))
+        fail_msg("%s: %s for %d tokens: the wide one-token entry point is %s", what, l.kernel, M,
+                 M == 1 ? "wanted" : "not");
     if (chosen && !e.wide) {
         const bool flavoured = is_flavour(p) || (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && M > 16);
         if (e.flavoured != flavoured)
@@ -257,9 +264,9 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     if (l.attribute_count != static_cast<unsigned>(cluster + cooperative + pdl))
         fail_msg("%s: %u launch attributes", what, l.attribute_count);
     // The large kernels reserve just over half a multiprocessor's shared
-    // memory (one CTA each), the wide ones what their CTA keeps there, the
-    // others none.
-    const unsigned want_smem = e.wide ? static_cast<unsigned>(alphamoe::kWideSharedBytes)
+    // memory (one CTA each), the wide ones what their CTA keeps there (but
+    // the one-token ones, whose shared memory is static), the others none.
+    const unsigned want_smem = e.wide ? (variant == "_one_token" ? 0u : static_cast<unsigned>(alphamoe::kWideSharedBytes))
                                : s.specialization == ALPHAMOE_SPECIALIZATION_LARGE
                                    ? kFakeSharedPerSm / 2 + 1 - kFakeReservedPerCta - kFakeStaticSharedBytes
                                    : 0;
@@ -350,7 +357,8 @@ alphamoe_device_attributes device_attributes() {
  * plain call): its specialization, expert mode and row width; 16-bit logits
  * only in half_logits entry points, which take nothing else, fp32 ones
  * only in the others; a plain kernel only for the first version's routing,
- * its tiny one only for at most a token a warp; a cluster of more than 8
+ * its tiny one only for at most a token a warp; the wide tiny kernel's
+ * one-token entry points only one token; a cluster of more than 8
  * CTAs (a token a CTA) only in the token-CTA entry point. */
 bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
     const alphamoe_params &p = c.p;
@@ -361,7 +369,7 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
         e.slots != row_slots(p))
         return false;
     if (e.wide != wide_call(p)) return false;
-    if (e.wide) return true;  // every scoring and logits type
+    if (e.wide) return e.variant != "_one_token" || c.M == 1;  // every scoring and logits type
     if (reads_half && !half) return false;
     if (s.cluster_ctas > 8 && e.variant != "_token_ctas") return false;
     if (e.sqrt_softplus != (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS)) return false;
