@@ -30,6 +30,10 @@ struct Tuning {
     // this many tokens, for sigmoid routers over rows of 8 slots or more
     // (e256-m8-k8-bm64-deepseek-v3).
     int32_t token_ctas_max_tokens;
+    // A cooperative grid of a token a CTA ranks each token of a wide call
+    // with the whole CTA, up to this many tokens, where the CTA's warps
+    // would each rank a token alone (e896-m128-k16-bm64-kimi-k3).
+    int32_t wide_token_ctas_max_tokens;
     // The staged entry points stage a CTA's pairs where they are more than
     // this many an expert: only runs of more than two pairs an expert pay
     // for the list and its scan (e512-m16384-k10-bm8, e8-m4096-k2-bm64;
@@ -38,7 +42,7 @@ struct Tuning {
 };
 
 constexpr Tuning kTunings[] = {
-    {0, 16, 128, 256, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxTokenCtas, 2},
+    {0, 16, 128, 256, kWarpsPerBlock / 2, kWarpsPerBlock / 2, kMaxTokenCtas, 128, 2},
 };
 
 const Tuning &tuning_for(int32_t image_arch) {
@@ -147,6 +151,8 @@ bool entry_serves(const EntryInfo &e, const Call &c) {
 // portable size exchanges its counts only in the token-CTA entry points
 // (kernels/small.cu); the others read those of kMaxClusterCtas CTAs.
 bool entry_holds_grid(const EntryInfo &e, const LaunchPlan &plan) {
+    // The wide kernels' token-CTA entry points rank one token a CTA only.
+    if (kernel_info(e.kernel).wide && e.variant == kVariant_token_ctas) return plan.tokens_per_cta == 1;
     return plan.cluster_ctas <= kMaxClusterCtas || e.variant == kVariant_token_ctas;
 }
 
@@ -209,6 +215,15 @@ bool token_ctas_hold(const Call &c, const Tuning &t) {
            (p.num_groups <= 1 || p.num_experts == p.num_groups * 32);
 }
 
+// Wide calls a cooperative grid of a token a CTA runs (the wide small
+// kernel's token-CTA entry points): 2 up to the tuning's tokens, each a
+// co-resident CTA.
+bool wide_token_ctas_hold(const Call &c, const Tuning &t, int64_t max_grid) {
+    const KernelId small = kernel_of(ALPHAMOE_SPECIALIZATION_SMALL, c.shared, kRoutingWide);
+    return c.wide && c.num_tokens >= 2 && c.num_tokens <= t.wide_token_ctas_max_tokens && c.num_tokens <= max_grid &&
+           entry_of(small, kVariant_token_ctas, c.width) >= 0;
+}
+
 // The entry point of the plan's specialization that runs the call: the
 // plain kernel where it serves, else the flavoured one; in it, the variant
 // made for the call, else the plain one (every kernel has a plain entry
@@ -229,7 +244,7 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
         if (kernel == kKernelCount) continue;
         for (int i = 0; i < n; ++i) {
             const int32_t entry = entry_of(kernel, preferred[i], c.width);
-            if (entry >= 0 && entry_serves(entry_info(entry), c)) {
+            if (entry >= 0 && entry_serves(entry_info(entry), c) && entry_holds_grid(entry_info(entry), *plan)) {
                 plan->kernel = kernel;
                 plan->entry = entry;
                 return;
@@ -264,7 +279,8 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
     const int32_t grid_limit = c.wide ? kWideMaxGridCtas : kMaxGridCtas;
     const int64_t max_grid = resident < grid_limit ? resident : grid_limit;
     const int32_t max_cluster = device.max_cluster_ctas > 0 ? device.max_cluster_ctas : kMaxClusterCtas;
-    const bool token_ctas = token_ctas_hold(c, t) && max_grid >= num_tokens && num_tokens <= max_cluster;
+    const bool token_ctas = (token_ctas_hold(c, t) && max_grid >= num_tokens && num_tokens <= max_cluster) ||
+                            (can_cooperate && wide_token_ctas_hold(c, t, max_grid));
 
     alphamoe_specialization spec = static_cast<alphamoe_specialization>(p.force_specialization);
     if (spec == ALPHAMOE_SPECIALIZATION_AUTO) {
@@ -294,7 +310,7 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
         if (token_ctas) {
             plan.tokens_per_cta = 1;
             plan.grid_ctas = tokens;
-            plan.cluster_ctas = tokens;
+            plan.cluster_ctas = c.wide ? 0 : tokens;  // the wide kernels exchange through the workspace only
         } else {
             // Up to the cluster threshold the grid is one cluster; beyond,
             // or where the context holds no such cluster, a cooperative grid.

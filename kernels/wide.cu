@@ -456,227 +456,21 @@ __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShare
     }
 }
 
-// Every thread of the grid: turns each CTA's counts (sh.total, per
-// expert) into the pairs of earlier CTAs (sh.before) and the call's totals
-// (sh.total), through the count table: each CTA publishes its row; after a
-// grid barrier CTA c scans the columns of its slice of experts, writing
-// each row's exclusive prefix back in place and the totals into row
-// gridDim.x; after a second barrier each CTA reads its row and the totals.
-// A column's CTAs are split over a group of Z lanes, 8 rows a lane. Up to
-// kWideOneBarrierCtas CTAs read every row after the first barrier instead.
-__device__ __forceinline__ void wide_exchange(const RouteArgs &a, WideShared &sh) {
-    const int L = a.plan_experts;
-    const int G = static_cast<int>(gridDim.x);
-    int32_t *table = reinterpret_cast<int32_t *>(a.workspace + kWsCountTableWord);
-    for (int e = threadIdx.x; e < L; e += kBlockThreads) __stcg(table + blockIdx.x * L + e, sh.total[e]);
-    grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
-    // A grid of a few CTAs: each sums every row itself, which costs less
-    // than a second barrier (e896-m128-k16-bm64-kimi-k3, 8 CTAs).
-    if (G <= kWideOneBarrierCtas) {
-        for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-            int32_t total = 0, before = 0;
-            for (int c = 0; c < G; ++c) {
-                const int32_t v = __ldcg(table + c * L + e);
-                total += v;
-                before += c < static_cast<int>(blockIdx.x) ? v : 0;
-            }
-            sh.total[e] = total;
-            sh.before[e] = before;
-        }
-        __syncthreads();
-        return;
-    }
-    constexpr int kRowsPerLane = 8;
-    int z = 1;
-    while (z * kRowsPerLane < G) z <<= 1;  // G <= kWideMaxGridCtas < 32 * 8
-    const int slice = (L + G - 1) / G;
-    const int first = blockIdx.x * slice;
-    const int last = min(L, first + slice);
-    const int member = threadIdx.x & (z - 1);
-    const int groups = kBlockThreads / z;
-    for (int base = 0; base < slice; base += groups) {  // the same trips in every lane of a warp
-        const int e = first + base + static_cast<int>(threadIdx.x) / z;
-        const bool mine = e < last;
-        int32_t v[kRowsPerLane];
-        int32_t sum = 0;
-#pragma unroll
-        for (int i = 0; i < kRowsPerLane; ++i) {
-            const int c = member * kRowsPerLane + i;
-            v[i] = mine && c < G ? __ldcg(table + c * L + e) : 0;
-            sum += v[i];
-        }
-        // The exclusive prefix of the lane's sum over its group of z lanes.
-        int32_t inclusive = sum;
-        for (int offset = 1; offset < z; offset <<= 1) {
-            const int32_t up = __shfl_up_sync(kFullMask, inclusive, offset, z);
-            if (member >= offset) inclusive += up;
-        }
-        int32_t running = inclusive - sum;
-#pragma unroll
-        for (int i = 0; i < kRowsPerLane; ++i) {
-            const int c = member * kRowsPerLane + i;
-            if (mine && c < G) __stcg(table + c * L + e, running);
-            running += v[i];
-        }
-        if (mine && member == z - 1) __stcg(table + G * L + e, running);
-    }
-    grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
-    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-        sh.before[e] = __ldcg(table + blockIdx.x * L + e);
-        sh.total[e] = __ldcg(table + G * L + e);
-    }
-    __syncthreads();
-}
-
-// The CTA's warps that hold tokens (warp_token_range gives the others none):
-// only their rows of counts are read, so a CTA of a few tokens scans a few
-// rows, not one a warp (e896-m1-k16-bm64-kimi-k3).
-__device__ __forceinline__ int warps_with_tokens(TokenRange cta) {
-    const int n = cta.end - cta.begin;
-    const int per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
-    return per_warp > 0 ? (n + per_warp - 1) / per_warp : 0;
-}
-
-// The local expert whose padded group holds plan position pos < live: the
-// last e with offset[e] <= pos (groups of no pairs take no room).
-__device__ __forceinline__ int expert_at(const WideShared &sh, int L, int32_t pos) {
-    int lo = 0, hi = L;  // offset[lo] <= pos < offset[hi]
-    while (hi - lo > 1) {
-        const int mid = (lo + hi) >> 1;
-        if (sh.offset[mid] <= pos) lo = mid;
-        else hi = mid;
-    }
-    return lo;
-}
-
-template <class Variant, int kSlots>
-__device__ __forceinline__ void route_wide(const RouteArgs &a) {
-    WideShared &sh = wide_shared();
-    wait_for_preceding_kernel();
-    if (route_empty_call(a)) {
-        allow_dependent_launch();
-        return;
-    }
-    const int L = a.plan_experts;
-    const int warp = threadIdx.x >> 5;
-    const int lane = threadIdx.x & 31;
-    if (a.flags & kFlagCorrectionBias)
-        for (int e = threadIdx.x; e < a.num_experts; e += kBlockThreads) sh.bias[e] = __ldg(a.correction_bias + e);
-    __syncthreads();
-    // The warp's tokens, worked out again for the placement: kept live
-    // across the ranking of rows of 64 slots they would spill on sm_100a.
-    const auto warp_tokens = [&] { return warp_token_range(cta_token_range(a, blockIdx.x), threadIdx.x >> 5); };
-    wide_select_tokens<kSlots, kSharedExpert>(a, sh, warp_tokens(), warp, lane);
-    allow_dependent_launch();
-    __syncthreads();
-    // The warps' counts as exclusive prefixes over the CTA's warps.
-    const int active_warps = warps_with_tokens(cta_token_range(a, blockIdx.x));
-    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-        int32_t running = 0;
-#pragma unroll 4
-        for (int w = 0; w < active_warps; ++w) {
-            const int32_t c = sh.warp_counts[w][e];
-            sh.warp_counts[w][e] = running;
-            running += c;
-        }
-        sh.total[e] = running;
-        sh.before[e] = 0;
-    }
-    __syncthreads();
-    if (gridDim.x > 1) wide_exchange(a, sh);  // uniform: the grid's size
-    // Padded group starts: thread i scans experts 4i .. 4i + 3.
-    constexpr int kPerThread = kWideMaxExperts / kBlockThreads;
-    int32_t padded[kPerThread], sum = 0;
-#pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-        const int e = threadIdx.x * kPerThread + i;
-        // ceil(total / block_m) blocks, with no sum past INT32_MAX on the way.
-        const int32_t total = e < L ? sh.total[e] : 0;
-        const int32_t blocks = block_m_divide(a, total);
-        padded[i] = (blocks + (blocks * a.block_m != total ? 1 : 0)) * a.block_m;
-        sum += padded[i];
-    }
-    int32_t live;
-    int32_t at = block_exclusive_scan(sum, sh.scan_scratch, &live);
-#pragma unroll
-    for (int i = 0; i < kPerThread; ++i) {
-        const int e = threadIdx.x * kPerThread + i;
-        if (e < L) sh.offset[e] = at;
-        at += padded[i];
-    }
-    if (threadIdx.x == 0) sh.offset[L] = live;
-    __syncthreads();
-    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-        const int32_t base = sh.offset[e] + sh.before[e];
-#pragma unroll 4
-        for (int w = 0; w < active_warps; ++w) sh.warp_counts[w][e] += base;
-    }
-    if (blockIdx.x == 0) {
-        for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-            if (a.expert_counts) a.expert_counts[e] = sh.total[e];
-            if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];
-        }
-        if (threadIdx.x == 0) {
-            if (a.expert_offsets) a.expert_offsets[L] = live;
-            *a.num_tokens_post_padded = live;
-        }
-    }
-    // Padding, block experts and the tail, over the grid. Positions step
-    // in 64 bits: a plan may end within a stride of INT32_MAX.
-    const int32_t sentinel = a.num_tokens * a.top_k;
-    const int64_t stride = static_cast<int64_t>(gridDim.x) * kBlockThreads;
-    const int64_t first_pos = static_cast<int64_t>(blockIdx.x) * kBlockThreads + threadIdx.x;
-    for (int64_t at = first_pos; at < live; at += stride) {
-        const int32_t pos = static_cast<int32_t>(at);
-        const int e = expert_at(sh, L, pos);
-        if (pos - sh.offset[e] >= sh.total[e]) a.sorted_token_ids[pos] = sentinel;
-        const int32_t block = block_m_divide(a, pos);
-        if (block * a.block_m == pos) a.expert_ids[block] = e;
-    }
-    if (a.flags & kFlagTailFill) {
-        for (int64_t at = live + first_pos; at < a.capacity; at += stride) {
-            const int32_t pos = static_cast<int32_t>(at);
-            a.sorted_token_ids[pos] = sentinel;
-            const int32_t block = block_m_divide(a, pos);
-            if (block * a.block_m == pos) a.expert_ids[block] = -1;
-        }
-    }
-    __syncthreads();
-    // Placement: the warp's pairs in order; pairs of one token that share a
-    // local expert (an expert map, a hash table's repeated entry) take
-    // consecutive places in lane order.
-    const int k = a.top_k;
-    const TokenRange warp_range = warp_tokens();
-    for (int32_t t = warp_range.begin; t < warp_range.end; ++t) {
-        const int64_t pair = static_cast<int64_t>(t) * k + lane;
-        const bool active = lane < k;
-        const int32_t local = active ? pair_local_expert(a, a.topk_ids[pair]) : -1;
-        const unsigned peers = __match_any_sync(kFullMask, local >= 0 ? local : -1 - lane);
-        const int rank = __popc(peers & ((1u << lane) - 1u));
-        int32_t pos = -1;
-        if (local >= 0) {
-            pos = sh.warp_counts[warp][local] + rank;
-            a.sorted_token_ids[pos] = static_cast<int32_t>(pair);
-        }
-        if (active && a.pair_to_sorted) a.pair_to_sorted[pair] = pos;
-        __syncwarp();
-        if (local >= 0 && rank == 0) sh.warp_counts[warp][local] += __popc(peers);
-        __syncwarp();
-    }
-}
-
-// One token, the whole CTA: the wide tiny kernel's one_token entry points,
-// which the host plans for calls of one token only (capi/plan.cpp). One
-// warp ranking a row of up to 2048 experts takes each step over its 64
-// slots (e896-m1-k16-bm64-kimi-k3, e2048-m1-k32-bm64); here each thread
-// keys S / 16 experts, the bound is the n-th largest of 64 maxima, the
+// A token ranked by the whole CTA: in the wide tiny kernel's one_token
+// entry points, the call's one token; in the small kernel's token_ctas
+// ones, a token a CTA. One warp ranking a row of up to 2048 experts takes
+// each step over its 64 slots (e896-m1-k16-bm64-kimi-k3,
+// e2048-m1-k32-bm64, e896-m128-k16-bm64-kimi-k3); here each thread keys
+// S / 16 experts, the bound is the n-th largest of 64 maxima, the
 // candidates that reach it are gathered from the whole CTA, and warp 0
-// ranks them, writes the token and plans its k pairs, whose padding the
-// CTA then writes. None of the general plan's code, run once and fetched
-// cold, is in these entry points (e384-m1-k6-bm64-deepseek-v4-hash).
+// ranks them and writes the token. A call of one token then plans its k
+// pairs in warp 0, and the CTA writes their padding: none of the general
+// plan's code, run once and fetched cold, is in those entry points
+// (e384-m1-k6-bm64-deepseek-v4-hash).
 struct WideOneTokenShared {
     uint32_t keys[kWideMaxExperts];  // expert e's key at word e, as a warp's staged row
     uint32_t maxima[64];             // group q's largest key (experts q mod 64), a bound candidate
+    uint32_t group_scores[kMaxGpuGroups];  // grouped selection: the routing groups' score keys
     uint32_t threshold;
     int32_t gathered;  // candidates that reached the threshold
     WideRankScratch rank;
@@ -695,13 +489,45 @@ __device__ __forceinline__ uint32_t one_token_key(const RouteArgs &a, float x, f
     return (a.flags & kFlagCorrectionBias) ? ordered_key(alphamoe_biased_score(wide_score(a, x), b)) : ordered_key(x);
 }
 
-// Every thread of the CTA: ranks token 0, lane r < n_select of warp 0
-// receiving the r-th expert. Thread 8 q + j keys experts q + 64 j + 512 i
+// Grouped selection over the staged keys, every thread of the CTA: warp w
+// scores routing groups w and w + 16 (group_score), every warp finds the
+// kept groups, and each thread drops its experts of the others (in its
+// keys and the staged row).
+template <int P>
+__device__ __forceinline__ void keep_best_groups_by_cta(const RouteArgs &a, WideOneTokenShared &sh, uint32_t (&key)[P],
+                                                        int first) {
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    const int groups = a.num_groups;
+    const int size = a.num_experts / groups;
+    const bool pair_sum = (a.flags & kFlagCorrectionBias) && a.num_experts > groups;
+    __syncthreads();
+    for (int g = warp; g < groups; g += kWarpsPerBlock) {
+        uint32_t best = kNoCandidateKey, second = kNoCandidateKey;
+        for (int e = g * size + lane; e < (g + 1) * size; e += 32)
+            merge_best_two(best, second, sh.keys[e], kNoCandidateKey);
+        const uint32_t score = group_score(best, second, pair_sum, lane);
+        if (lane == 0) sh.group_scores[g] = score;
+    }
+    __syncthreads();
+    const uint32_t kept = best_groups(lane < groups ? sh.group_scores[lane] : kNoCandidateKey, groups, a.topk_groups, lane);
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+        const int e = first + kBlockThreads * i;
+        if (e < a.num_experts && !((kept >> (e / size)) & 1u)) {
+            key[i] = kNoCandidateKey;
+            sh.keys[e] = kNoCandidateKey;
+        }
+    }
+}
+
+// Every thread of the CTA: ranks a token (its row), lane r < n_select of
+// warp 0 receiving the r-th expert. Thread 8 q + j keys experts q + 64 j + 512 i
 // (i < S / 16): group q, experts q mod 64, is a quarter warp's, so every
 // group holds an expert where E >= 64, and fewer than 64 leave the bound
-// at "no candidate", gathering the whole row. Grouped calls, and rows whose
-// candidates are more than 64 (many equal keys), are ranked by warp 0 from
-// the staged keys as the warps' rows are.
+// at "no candidate", gathering the whole row. Rows whose candidates are
+// more than 64 (many equal keys) are ranked by warp 0 from the staged keys
+// as the warps' rows are.
 template <int S, bool kShared>
 __device__ __forceinline__ void rank_one_token(const RouteArgs &a, WideOneTokenShared &sh, const char *row,
                                                int32_t &id) {
@@ -720,27 +546,22 @@ __device__ __forceinline__ void rank_one_token(const RouteArgs &a, WideOneTokenS
         x[i] = e < r.n_candidates ? load_logit<true>(a, row, e) : 0.0f;
         b[i] = biased && e < r.n_candidates ? __ldg(a.correction_bias + e) : 0.0f;
     }
-    uint32_t key[kPerThread], most = kNoCandidateKey;
+    uint32_t key[kPerThread];
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
         const int e = first + kBlockThreads * i;
         key[i] = e < r.n_candidates ? one_token_key(a, x[i], b[i]) : kNoCandidateKey;
         sh.keys[e] = key[i];
-        most = max(most, key[i]);
     }
+    if (a.num_groups > 1) keep_best_groups_by_cta<kPerThread>(a, sh, key, first);  // no groups with a shared expert
+    uint32_t most = kNoCandidateKey;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) most = max(most, key[i]);
 #pragma unroll
     for (int offset = 4; offset > 0; offset >>= 1) most = max(most, __shfl_xor_sync(kFullMask, most, offset));
     if ((threadIdx.x & 7) == 0) sh.maxima[group] = bound_candidate_of_64(most, group);
     if (threadIdx.x == 0) sh.gathered = 0;
     __syncthreads();
-    if (a.num_groups > 1) {  // no groups with a shared expert
-        if (warp == 0) {
-            uint32_t best, second;
-            wide_keep_best_groups<S>(a, sh.keys, lane, best, second);
-            wide_rank_staged<S>(sh.keys, best, second, r.n_select, lane, sh.rank, id);
-        }
-        return;
-    }
     if (warp == 0) {
         const uint32_t threshold = threshold_of_bound(nth_largest_of_64(sh.maxima, r.n_select, lane));
         if (lane == 0) sh.threshold = threshold;
@@ -838,6 +659,287 @@ __device__ __forceinline__ void write_one_token_rest(const RouteArgs &a, const W
     if (a.flags & kFlagTailFill) fill_tail(a, live, live_blocks, threadIdx.x, kBlockThreads);
 }
 
+// The tables a chosen pair's expert is looked up in (an expert map, the
+// replica tables) toward L2 while the token is ranked, a line a thread up
+// to a line each, so those lookups wait on L2 rather than memory
+// (e256-m1-k8-bm64-deepseek-v3-eplb32).
+__device__ __forceinline__ void prefetch_lookup_tables(const RouteArgs &a) {
+    const auto prefetch = [](const int32_t *table, int64_t words) {
+        if (threadIdx.x < (words + 31) / 32)
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(table + 32 * threadIdx.x));
+    };
+    if (a.flags & kFlagExpertMap) prefetch(a.expert_map, a.num_experts);
+    if (a.flags & kFlagRedundantExperts) {
+        prefetch(a.replica_count, a.num_experts);
+        prefetch(a.logical_to_physical, static_cast<int64_t>(a.num_experts) * a.replica_slots);
+    }
+}
+
+// Every thread of the grid: turns each CTA's counts (sh.total, per
+// expert) into the pairs of earlier CTAs (sh.before) and the call's totals
+// (sh.total), through the count table: each CTA publishes its row; after a
+// grid barrier CTA c scans the columns of its slice of experts, writing
+// each row's exclusive prefix back in place and the totals into row
+// gridDim.x; after a second barrier each CTA reads its row and the totals.
+// A column's CTAs are split over a group of Z lanes, 8 rows a lane. Up to
+// kWideOneBarrierCtas CTAs read every row after the first barrier instead.
+__device__ __forceinline__ void wide_exchange(const RouteArgs &a, WideShared &sh) {
+    const int L = a.plan_experts;
+    const int G = static_cast<int>(gridDim.x);
+    int32_t *table = reinterpret_cast<int32_t *>(a.workspace + kWsCountTableWord);
+    for (int e = threadIdx.x; e < L; e += kBlockThreads) __stcg(table + blockIdx.x * L + e, sh.total[e]);
+    grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
+    // A grid of a few CTAs: each sums every row itself, which costs less
+    // than a second barrier (e896-m128-k16-bm64-kimi-k3, 8 CTAs).
+    if (G <= kWideOneBarrierCtas) {
+        for (int e = threadIdx.x; e < L; e += kBlockThreads) {
+            int32_t total = 0, before = 0;
+            for (int c = 0; c < G; ++c) {
+                const int32_t v = __ldcg(table + c * L + e);
+                total += v;
+                before += c < static_cast<int>(blockIdx.x) ? v : 0;
+            }
+            sh.total[e] = total;
+            sh.before[e] = before;
+        }
+        __syncthreads();
+        return;
+    }
+    constexpr int kRowsPerLane = 8;
+    int z = 1;
+    while (z * kRowsPerLane < G) z <<= 1;  // G <= kWideMaxGridCtas < 32 * 8
+    const int slice = (L + G - 1) / G;
+    const int first = blockIdx.x * slice;
+    const int last = min(L, first + slice);
+    const int member = threadIdx.x & (z - 1);
+    const int groups = kBlockThreads / z;
+    for (int base = 0; base < slice; base += groups) {  // the same trips in every lane of a warp
+        const int e = first + base + static_cast<int>(threadIdx.x) / z;
+        const bool mine = e < last;
+        int32_t v[kRowsPerLane];
+        int32_t sum = 0;
+#pragma unroll
+        for (int i = 0; i < kRowsPerLane; ++i) {
+            const int c = member * kRowsPerLane + i;
+            v[i] = mine && c < G ? __ldcg(table + c * L + e) : 0;
+            sum += v[i];
+        }
+        // The exclusive prefix of the lane's sum over its group of z lanes.
+        int32_t inclusive = sum;
+        for (int offset = 1; offset < z; offset <<= 1) {
+            const int32_t up = __shfl_up_sync(kFullMask, inclusive, offset, z);
+            if (member >= offset) inclusive += up;
+        }
+        int32_t running = inclusive - sum;
+#pragma unroll
+        for (int i = 0; i < kRowsPerLane; ++i) {
+            const int c = member * kRowsPerLane + i;
+            if (mine && c < G) __stcg(table + c * L + e, running);
+            running += v[i];
+        }
+        if (mine && member == z - 1) __stcg(table + G * L + e, running);
+    }
+    grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
+    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
+        sh.before[e] = __ldcg(table + blockIdx.x * L + e);
+        sh.total[e] = __ldcg(table + G * L + e);
+    }
+    __syncthreads();
+}
+
+// Every thread of the CTA: ranks (or hashes) token t and writes it in
+// warp 0, whose lane j < k returns pair j's id (write_token).
+template <int S, bool kShared>
+__device__ __forceinline__ int32_t select_cta_token(const RouteArgs &a, WideOneTokenShared &sh, int32_t t) {
+    const int lane = threadIdx.x & 31;
+    const bool warp0 = threadIdx.x < 32;
+    const char *row = token_row<true>(a, t);
+    prefetch_lookup_tables(a);
+    int32_t id = -1;
+    if (!kShared && (a.flags & kFlagHashRouting)) {  // its logits head for L2 while the id and entry load
+        if (warp0) {
+            prefetch_row_to_l2(a, row, lane);
+            id = hashed_expert(a, hash_entry(a, __ldg(a.token_ids + t), lane));
+        }
+    } else if (ranked_experts<kShared>(a).n_select > 0) {
+        rank_one_token<S, kShared>(a, sh, row, id);
+    }
+    return warp0 ? write_token<kShared>(a, row, t, id, lane) : -1;
+}
+
+// A grid of a token a CTA (the token_ctas entry points): once every token
+// is written (a grid barrier), each CTA counts every pair of the call
+// itself, the call's totals and the pairs of earlier CTAs' tokens, where
+// the count table's column scan would take a second barrier
+// (e896-m128-k16-bm64-kimi-k3).
+__device__ __forceinline__ void wide_exchange_pairs(const RouteArgs &a, WideShared &sh) {
+    for (int e = threadIdx.x; e < a.plan_experts; e += kBlockThreads) {
+        sh.total[e] = 0;
+        sh.before[e] = 0;
+    }
+    grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
+    const int64_t pairs = static_cast<int64_t>(a.num_tokens) * a.top_k;
+    const int64_t earlier = static_cast<int64_t>(cta_token_range(a, blockIdx.x).begin) * a.top_k;
+    for (int64_t p = threadIdx.x; p < pairs; p += kBlockThreads) {
+        const int32_t local = pair_local_expert(a, __ldcg(a.topk_ids + p));
+        if (local >= 0) {
+            atomicAdd(&sh.total[local], 1);
+            if (p < earlier) atomicAdd(&sh.before[local], 1);
+        }
+    }
+    __syncthreads();
+}
+
+// The CTA's warps that hold tokens (warp_token_range gives the others none):
+// only their rows of counts are read, so a CTA of a few tokens scans a few
+// rows, not one a warp (e896-m1-k16-bm64-kimi-k3).
+__device__ __forceinline__ int warps_with_tokens(TokenRange cta) {
+    const int n = cta.end - cta.begin;
+    const int per_warp = (n + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    return per_warp > 0 ? (n + per_warp - 1) / per_warp : 0;
+}
+
+// The local expert whose padded group holds plan position pos < live: the
+// last e with offset[e] <= pos (groups of no pairs take no room).
+__device__ __forceinline__ int expert_at(const WideShared &sh, int L, int32_t pos) {
+    int lo = 0, hi = L;  // offset[lo] <= pos < offset[hi]
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) >> 1;
+        if (sh.offset[mid] <= pos) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+template <class Variant, int kSlots>
+__device__ __forceinline__ void route_wide(const RouteArgs &a) {
+    WideShared &sh = wide_shared();
+    wait_for_preceding_kernel();
+    if (route_empty_call(a)) {
+        allow_dependent_launch();
+        return;
+    }
+    const int L = a.plan_experts;
+    const int warp = threadIdx.x >> 5;
+    const int lane = threadIdx.x & 31;
+    // The warp's tokens, worked out again for the placement: kept live
+    // across the ranking of rows of 64 slots they would spill on sm_100a.
+    const auto warp_tokens = [&] { return warp_token_range(cta_token_range(a, blockIdx.x), threadIdx.x >> 5); };
+    constexpr bool kTokenCtas = Variant::kCtaRanksToken;  // a token a CTA (the host plans one)
+    if constexpr (kTokenCtas) {
+        // Its ranking's scratch in the rows of the warps that hold no
+        // token; warp 0's row is written by the prefix below.
+        static_assert(sizeof(WideOneTokenShared) <= sizeof(sh.warp_counts) - sizeof(sh.warp_counts[0]),
+                      "the token's scratch fits the rows of warps 1 on");
+        select_cta_token<kSlots, kSharedExpert>(a, *reinterpret_cast<WideOneTokenShared *>(sh.warp_counts[1]),
+                                                cta_token_range(a, blockIdx.x).begin);
+    } else {
+        if (a.flags & kFlagCorrectionBias)
+            for (int e = threadIdx.x; e < a.num_experts; e += kBlockThreads) sh.bias[e] = __ldg(a.correction_bias + e);
+        __syncthreads();
+        wide_select_tokens<kSlots, kSharedExpert>(a, sh, warp_tokens(), warp, lane);
+    }
+    allow_dependent_launch();
+    __syncthreads();
+    // The warps' counts as exclusive prefixes over the CTA's warps.
+    const int active_warps = warps_with_tokens(cta_token_range(a, blockIdx.x));
+    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
+        int32_t running = 0;
+#pragma unroll 4
+        for (int w = 0; w < active_warps; ++w) {
+            const int32_t c = kTokenCtas ? 0 : sh.warp_counts[w][e];  // a token CTA counts in the exchange
+            sh.warp_counts[w][e] = running;
+            running += c;
+        }
+        sh.total[e] = running;
+        sh.before[e] = 0;
+    }
+    __syncthreads();
+    if (kTokenCtas)
+        wide_exchange_pairs(a, sh);
+    else if (gridDim.x > 1)
+        wide_exchange(a, sh);  // uniform: the grid's size
+    // Padded group starts: thread i scans experts 4i .. 4i + 3.
+    constexpr int kPerThread = kWideMaxExperts / kBlockThreads;
+    int32_t padded[kPerThread], sum = 0;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+        const int e = threadIdx.x * kPerThread + i;
+        // ceil(total / block_m) blocks, with no sum past INT32_MAX on the way.
+        const int32_t total = e < L ? sh.total[e] : 0;
+        const int32_t blocks = block_m_divide(a, total);
+        padded[i] = (blocks + (blocks * a.block_m != total ? 1 : 0)) * a.block_m;
+        sum += padded[i];
+    }
+    int32_t live;
+    int32_t at = block_exclusive_scan(sum, sh.scan_scratch, &live);
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+        const int e = threadIdx.x * kPerThread + i;
+        if (e < L) sh.offset[e] = at;
+        at += padded[i];
+    }
+    if (threadIdx.x == 0) sh.offset[L] = live;
+    __syncthreads();
+    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
+        const int32_t base = sh.offset[e] + sh.before[e];
+#pragma unroll 4
+        for (int w = 0; w < active_warps; ++w) sh.warp_counts[w][e] += base;
+    }
+    if (blockIdx.x == 0) {
+        for (int e = threadIdx.x; e < L; e += kBlockThreads) {
+            if (a.expert_counts) a.expert_counts[e] = sh.total[e];
+            if (a.expert_offsets) a.expert_offsets[e] = sh.offset[e];
+        }
+        if (threadIdx.x == 0) {
+            if (a.expert_offsets) a.expert_offsets[L] = live;
+            *a.num_tokens_post_padded = live;
+        }
+    }
+    // Padding, block experts and the tail, over the grid. Positions step
+    // in 64 bits: a plan may end within a stride of INT32_MAX.
+    const int32_t sentinel = a.num_tokens * a.top_k;
+    const int64_t stride = static_cast<int64_t>(gridDim.x) * kBlockThreads;
+    const int64_t first_pos = static_cast<int64_t>(blockIdx.x) * kBlockThreads + threadIdx.x;
+    for (int64_t at = first_pos; at < live; at += stride) {
+        const int32_t pos = static_cast<int32_t>(at);
+        const int e = expert_at(sh, L, pos);
+        if (pos - sh.offset[e] >= sh.total[e]) a.sorted_token_ids[pos] = sentinel;
+        const int32_t block = block_m_divide(a, pos);
+        if (block * a.block_m == pos) a.expert_ids[block] = e;
+    }
+    if (a.flags & kFlagTailFill) {
+        for (int64_t at = live + first_pos; at < a.capacity; at += stride) {
+            const int32_t pos = static_cast<int32_t>(at);
+            a.sorted_token_ids[pos] = sentinel;
+            const int32_t block = block_m_divide(a, pos);
+            if (block * a.block_m == pos) a.expert_ids[block] = -1;
+        }
+    }
+    __syncthreads();
+    // Placement: the warp's pairs in order; pairs of one token that share a
+    // local expert (an expert map, a hash table's repeated entry) take
+    // consecutive places in lane order.
+    const int k = a.top_k;
+    const TokenRange warp_range = warp_tokens();
+    for (int32_t t = warp_range.begin; t < warp_range.end; ++t) {
+        const int64_t pair = static_cast<int64_t>(t) * k + lane;
+        const bool active = lane < k;
+        const int32_t local = active ? pair_local_expert(a, a.topk_ids[pair]) : -1;
+        const unsigned peers = __match_any_sync(kFullMask, local >= 0 ? local : -1 - lane);
+        const int rank = __popc(peers & ((1u << lane) - 1u));
+        int32_t pos = -1;
+        if (local >= 0) {
+            pos = sh.warp_counts[warp][local] + rank;
+            a.sorted_token_ids[pos] = static_cast<int32_t>(pair);
+        }
+        if (active && a.pair_to_sorted) a.pair_to_sorted[pair] = pos;
+        __syncwarp();
+        if (local >= 0 && rank == 0) sh.warp_counts[warp][local] += __popc(peers);
+        __syncwarp();
+    }
+}
+
 template <int S, bool kShared>
 __device__ __forceinline__ void route_wide_one_token(const RouteArgs &a) {
     __shared__ WideOneTokenShared sh;
@@ -846,26 +948,16 @@ __device__ __forceinline__ void route_wide_one_token(const RouteArgs &a) {
         allow_dependent_launch();
         return;
     }
-    const int lane = threadIdx.x & 31;
-    const bool warp0 = threadIdx.x < 32;
-    const char *row = token_row<true>(a, 0);
-    int32_t id = -1;
-    if (!kShared && (a.flags & kFlagHashRouting)) {  // its logits head for L2 while the id and entry load
-        if (warp0) {
-            prefetch_row_to_l2(a, row, lane);
-            id = hashed_expert(a, hash_entry(a, __ldg(a.token_ids), lane));
-        }
-    } else if (ranked_experts<kShared>(a).n_select > 0) {
-        rank_one_token<S, kShared>(a, sh, row, id);
-    }
-    if (warp0) plan_one_token(a, sh, write_token<kShared>(a, row, 0, id, lane), lane);
+    const int32_t id = select_cta_token<S, kShared>(a, sh, 0);
+    if (threadIdx.x < 32) plan_one_token(a, sh, id, threadIdx.x);
     __syncthreads();
     allow_dependent_launch();
     write_one_token_rest(a, sh);
 }
 
 // The three specializations of variants.def: one CTA, or a co-resident
-// grid; the tiny kernel's one_token entry points take calls of one token.
+// grid; the tiny kernel's one_token entry points take calls of one token,
+// the small kernel's token_ctas ones grids of a token a CTA.
 template <class Variant, int kSlots>
 __device__ __forceinline__ void tiny(const RouteArgs &a) {
     if constexpr (Variant::kCtaRanksToken)

@@ -214,11 +214,17 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
         fail_msg("%s: %s", what, l.kernel);
     if (e.wide != wide_call(p))
         fail_msg("%s: launched %s, want %s kernel", what, l.kernel, wide_call(p) ? "a wide" : "no wide");
-    // The wide kernels: plain entry points, and the tiny routed kernel's
-    // one-token ones, for one token and nothing else.
+    // The wide kernels: plain entry points, the tiny routed kernel's
+    // one-token ones, for one token and nothing else, and the small routed
+    // kernel's token-CTA ones, for grids of a token a CTA.
     if (e.wide && variant != "" &&
-        (variant != "_one_token" || s.specialization != ALPHAMOE_SPECIALIZATION_TINY || shared))
+        !(variant == "_one_token" && s.specialization == ALPHAMOE_SPECIALIZATION_TINY && !shared) &&
+        !(variant == "_token_ctas" && s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && !shared &&
+          s.tokens_per_cta == 1))
         fail_msg("%s: %s is no entry point the library has", what, l.kernel);
+    if (chosen && e.wide && (variant == "_token_ctas") != (token_ctas && !shared))
+        fail_msg("%s: %s, a CTA a token is %s (tokens per CTA %d)", what, l.kernel, token_ctas ? "selected" : "not",
+                 s.tokens_per_cta);
     if (e.wide && (chosen || variant == "_one_token") && (variant == "_one_token") != (M == 1 && s.specialization == ALPHAMOE_SPECIALIZATION_TINY && !shared))
         fail_msg("%s: %s for %d tokens: the wide one-token entry point is %s", what, l.kernel, M,
                  M == 1 ? "wanted" : "not");
@@ -358,7 +364,8 @@ alphamoe_device_attributes device_attributes() {
  * only in half_logits entry points, which take nothing else, fp32 ones
  * only in the others; a plain kernel only for the first version's routing,
  * its tiny one only for at most a token a warp; the wide tiny kernel's
- * one-token entry points only one token; a cluster of more than 8
+ * one-token entry points only one token, its small kernel's token-CTA
+ * ones only grids of a token a CTA; a cluster of more than 8
  * CTAs (a token a CTA) only in the token-CTA entry point. */
 bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
     const alphamoe_params &p = c.p;
@@ -369,7 +376,8 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
         e.slots != row_slots(p))
         return false;
     if (e.wide != wide_call(p)) return false;
-    if (e.wide) return e.variant != "_one_token" || c.M == 1;  // every scoring and logits type
+    if (e.wide)  // every scoring and logits type
+        return (e.variant != "_one_token" || c.M == 1) && (e.variant != "_token_ctas" || s.tokens_per_cta == 1);
     if (reads_half && !half) return false;
     if (s.cluster_ctas > 8 && e.variant != "_token_ctas") return false;
     if (e.sqrt_softplus != (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS)) return false;

@@ -1780,6 +1780,10 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
                  d->cooperative_ctas_per_sm, alphamoe_status_string(st));
     const int64_t grid = s.grid_ctas, per = s.tokens_per_cta;
     const int64_t resident = (int64_t)d->multiprocessor_count * d->cooperative_ctas_per_sm;
+    /* A routed wide call of 2 to 128 tokens that fit a co-resident grid
+     * runs as a cooperative grid of a token a CTA. */
+    const int wide_token_ctas = gpu_wide_call(&rp) && !(rp.flags & ALPHAMOE_FLAG_SHARED_EXPERT) && M >= 2 &&
+                                M <= 128 && d->cooperative_launch && M <= resident;
     const char *why = NULL;
     if (s.struct_size != sizeof s) why = "struct_size not kept";
     else if (grid < 1) why = "grid_ctas < 1";
@@ -1795,14 +1799,18 @@ static int check_selection(const alphamoe_router *r, int forced, int32_t M, cons
         why = "specialization out of range";
     else if (forced != ALPHAMOE_SPECIALIZATION_AUTO && (int)s.specialization != forced)
         why = "forced specialization not honoured";
-    else if (M <= 8 && forced == ALPHAMOE_SPECIALIZATION_AUTO && s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
+    else if (forced == ALPHAMOE_SPECIALIZATION_AUTO && wide_token_ctas &&
+             (s.specialization != ALPHAMOE_SPECIALIZATION_SMALL || per != 1 || grid != M))
+        why = "AUTO did not run a wide call of 2 to 128 tokens as a grid of a token a CTA";
+    else if (M <= 8 && forced == ALPHAMOE_SPECIALIZATION_AUTO && !wide_token_ctas &&
+             s.specialization != ALPHAMOE_SPECIALIZATION_TINY)
         why = "AUTO did not pick TINY for M <= 8";
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_TINY && grid != 1) why = "TINY is one CTA";
     else if (s.specialization != ALPHAMOE_SPECIALIZATION_TINY && !s.cooperative)
         why = "a grid-barrier specialization must launch cooperatively";
     else if (s.cooperative && grid > resident) why = "cooperative grid larger than the resident CTAs";
-    else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8)
-        why = "small up to 256 tokens is one cluster of at most 8 CTAs";
+    else if (s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && M <= 256 && grid > 8 && !(wide_token_ctas && per == 1))
+        why = "small up to 256 tokens is one cluster of at most 8 CTAs, or a wide grid of a token a CTA";
     else if (s.specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
              !large_grid_holds(M, d->multiprocessor_count, &rp))
         why = "large past its group sums' 2^27 pairs";
