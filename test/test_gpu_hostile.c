@@ -350,15 +350,18 @@ static void gpu_hostile_logit_classes(void **state) {
 }
 
 /* One token of each bit class, where the tiny kernel ranks it with the
- * whole CTA (rows of 129 to 512 experts: one_token_select.cuh) or with a
- * warp, routed and shared: the CTA ranking steps aside for rows its bound
- * cannot serve (every logit -inf or NaN, more than 32 candidates), and the
- * token must come out the same either way. */
+ * whole CTA (rows of 129 to 512 experts: one_token_select.cuh; routed wide
+ * rows: kernels/wide.cu) or with a warp, routed and shared: the CTA
+ * ranking steps aside for rows its bound cannot serve (every logit -inf or
+ * NaN, more than 32 candidates; in the wide kernels more than 64, or a row
+ * of fewer than 64 experts, whose bound gathers it whole), and the token
+ * must come out the same either way. */
 static void gpu_hostile_one_token_classes(void **state) {
     (void)state;
     test_rng rng = case_rng(0x4806);
-    static const int32_t shapes[][3] = {{512, 10, 8}, {384, 8, 64}, {257, 16, 3}, {256, 8, 64},
-                                        {200, 10, 8}, {160, 6, 16}, {129, 4, 1},  {128, 8, 64}};
+    static const int32_t shapes[][3] = {{512, 10, 8}, {384, 8, 64}, {257, 16, 3}, {256, 8, 64},  {200, 10, 8},
+                                        {160, 6, 16}, {129, 4, 1},  {128, 8, 64}, {2048, 32, 8}, {896, 16, 64},
+                                        {513, 17, 1}, {100, 20, 3}, {40, 32, 16}};
     int cases = 0;
     for (int cls = 0; cls <= ROW_CLASS_COUNT; ++cls)
         for (int s = 0; s < COUNT(shapes); ++s)
@@ -371,7 +374,7 @@ static void gpu_hostile_one_token_classes(void **state) {
                 ++cases;
             }
     gpu_case_label[0] = '\0';
-    print_message("# %d one-token cases: %d row classes and a mixed one, rows of 128 to 512\n", cases, ROW_CLASS_COUNT);
+    print_message("# %d one-token cases: %d row classes and a mixed one, rows of 40 to 2048\n", cases, ROW_CLASS_COUNT);
 }
 
 int main(int argc, char **argv) {
