@@ -216,11 +216,10 @@ bool token_ctas_hold(const Call &c, const Tuning &t) {
 }
 
 // Wide calls a cooperative grid of a token a CTA runs (the wide small
-// kernel's token-CTA entry points): 2 up to the tuning's tokens, each a
-// co-resident CTA.
-bool wide_token_ctas_hold(const Call &c, const Tuning &t, int64_t max_grid) {
+// kernel's token-CTA entry points): 2 up to the tuning's tokens.
+bool wide_token_ctas_hold(const Call &c, const Tuning &t) {
     const KernelId small = kernel_of(ALPHAMOE_SPECIALIZATION_SMALL, c.shared, kRoutingWide);
-    return c.wide && c.num_tokens >= 2 && c.num_tokens <= t.wide_token_ctas_max_tokens && c.num_tokens <= max_grid &&
+    return c.wide && c.num_tokens >= 2 && c.num_tokens <= t.wide_token_ctas_max_tokens &&
            entry_of(small, kVariant_token_ctas, c.width) >= 0;
 }
 
@@ -279,8 +278,11 @@ alphamoe_status plan_call(const alphamoe_router &router, int32_t num_tokens, con
     const int32_t grid_limit = c.wide ? kWideMaxGridCtas : kMaxGridCtas;
     const int64_t max_grid = resident < grid_limit ? resident : grid_limit;
     const int32_t max_cluster = device.max_cluster_ctas > 0 ? device.max_cluster_ctas : kMaxClusterCtas;
-    const bool token_ctas = (token_ctas_hold(c, t) && max_grid >= num_tokens && num_tokens <= max_cluster) ||
-                            (can_cooperate && wide_token_ctas_hold(c, t, max_grid));
+    // Each token's CTA co-resident: a cluster, or in the wide kernels a
+    // cooperative grid.
+    const bool token_ctas =
+        max_grid >= num_tokens && ((token_ctas_hold(c, t) && num_tokens <= max_cluster) ||
+                                   (can_cooperate && wide_token_ctas_hold(c, t)));
 
     alphamoe_specialization spec = static_cast<alphamoe_specialization>(p.force_specialization);
     if (spec == ALPHAMOE_SPECIALIZATION_AUTO) {

@@ -403,8 +403,8 @@ __device__ __forceinline__ int32_t hashed_expert(const RouteArgs &a, int32_t ent
 // the next token's entry while the current one is weighed, so a token
 // waits on one memory round trip, its logit's
 // (e384-m4096-k6-bm64-deepseek-v4-hash). The warp's first row heads for
-// L2 while its id and entry load, so a lone token's logit is an L2 hit
-// (e384-m1-k6-bm64-deepseek-v4-hash).
+// L2 while its id and entry load, as a lone token's does where the CTA
+// takes it (select_cta_token).
 __device__ __forceinline__ void wide_hash_tokens(const RouteArgs &a, TokenRange range, int lane) {
     if (range.begin < range.end) prefetch_row_to_l2(a, token_row<true>(a, range.begin), lane);
     for (int32_t chunk = range.begin; chunk < range.end; chunk += 32) {
