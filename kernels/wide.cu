@@ -474,14 +474,12 @@ struct WideOneTokenShared {
     uint32_t threshold;
     int32_t gathered;  // candidates that reached the threshold
     WideRankScratch rank;
-    // The plan: each block's expert and pairs, each of warp 0's lanes its
-    // group's expert (-1 but in a group's first pair), blocks and pairs.
+    // The plan: each block's expert (ascending), its pairs, and at a
+    // group's first block the group's pairs.
     int32_t live_blocks;
     int32_t block_expert[kWideMaxTopK];
     int32_t block_pairs[kWideMaxTopK];
-    int32_t group_expert[32];
-    int32_t group_blocks[32];
-    int32_t group_pairs[32];
+    int32_t group_pairs[kWideMaxTopK];
 };
 
 // Expert e's ranking key from its logit x and bias b (stage_keys' key_of).
@@ -621,9 +619,7 @@ __device__ __forceinline__ void plan_one_token(const RouteArgs &a, WideOneTokenS
         sh.block_expert[start + j] = local;
         sh.block_pairs[start + j] = min(bm, pairs - j * bm);
     }
-    sh.group_expert[lane] = leads ? local : -1;
-    sh.group_blocks[lane] = blocks;
-    sh.group_pairs[lane] = pairs;
+    if (leads) sh.group_pairs[start] = pairs;
     const int32_t live_blocks = __reduce_add_sync(kFullMask, static_cast<uint32_t>(blocks));
     if (lane == 0) sh.live_blocks = live_blocks;
 }
@@ -646,14 +642,14 @@ __device__ __forceinline__ void write_one_token_rest(const RouteArgs &a, const W
         if (a.expert_offsets) a.expert_offsets[a.plan_experts] = live;
     }
     if (a.expert_counts || a.expert_offsets) {
+        // Expert e's group starts at the first block of an expert >= e (a
+        // search of the ascending block experts).
         for (int e = threadIdx.x; e < a.plan_experts; e += kBlockThreads) {
-            int32_t blocks_below = 0, pairs = 0;
-            for (int l = 0; l < a.top_k; ++l) {
-                const int32_t g = sh.group_expert[l];
-                blocks_below += g >= 0 && g < e ? sh.group_blocks[l] : 0;
-                pairs = g == e ? sh.group_pairs[l] : pairs;
-            }
-            write_expert_table_entry(a, e, pairs, blocks_below * bm);
+            int32_t below = 0;
+            for (int32_t step = kWideMaxTopK; step > 0; step >>= 1)  // up to all k blocks below
+                if (below + step <= live_blocks && sh.block_expert[below + step - 1] < e) below += step;
+            const bool held = below < live_blocks && sh.block_expert[below] == e;
+            write_expert_table_entry(a, e, held ? sh.group_pairs[below] : 0, below * bm);
         }
     }
     if (a.flags & kFlagTailFill) fill_tail(a, live, live_blocks, threadIdx.x, kBlockThreads);
