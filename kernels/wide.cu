@@ -767,12 +767,9 @@ __device__ __forceinline__ int32_t select_cta_token(const RouteArgs &a, WideOneT
 // is written (a grid barrier), each CTA counts every pair of the call
 // itself, the call's totals and the pairs of earlier CTAs' tokens, where
 // the count table's column scan would take a second barrier
-// (e896-m128-k16-bm64-kimi-k3).
+// (e896-m128-k16-bm64-kimi-k3). sh.total and sh.before start at 0, as
+// route_wide's prefix leaves them in a token CTA, which counts nothing.
 __device__ __forceinline__ void wide_exchange_pairs(const RouteArgs &a, WideShared &sh) {
-    for (int e = threadIdx.x; e < a.plan_experts; e += kBlockThreads) {
-        sh.total[e] = 0;
-        sh.before[e] = 0;
-    }
     grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
     const int64_t pairs = static_cast<int64_t>(a.num_tokens) * a.top_k;
     const int64_t earlier = static_cast<int64_t>(cta_token_range(a, blockIdx.x).begin) * a.top_k;
