@@ -97,6 +97,7 @@ struct Call {
     bool shared;      // shared-expert mode
     bool sqrt_softplus; // sqrt-softplus scoring: its kernels only
     bool wide;        // more experts or chosen ones than the narrow kernels hold: the wide kernels only
+    bool hashed;      // hash routing: the wide kernels' hashed entry points, where warps take the tokens
 };
 
 // Calls the wide kernels run (kernels/wide.cu): rows or top-k past the
@@ -119,6 +120,7 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     c.flavour = routes_a_flavour(p);
     c.sqrt_softplus = p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS;
     c.wide = wide_call(p);
+    c.hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     // The wide kernels' narrowest rows are of 16 slots; a hash-routing
     // call stages no row and takes them whatever its row.
     if (c.wide && (c.width < kWideFirstRowWidth || (p.flags & ALPHAMOE_FLAG_HASH_ROUTING)))
@@ -135,11 +137,15 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
 // holds only the plans of at most a token a warp. Sqrt-softplus calls run
 // their kernels, which run no other scoring; wide calls the wide kernels,
 // which run every scoring and logits type, their one-token entry points
-// calls of one token only.
+// calls of one token only, and where warps take the tokens the hashed
+// entry points hash-routing calls and the others every other call.
 bool entry_serves(const EntryInfo &e, const Call &c) {
     const KernelInfo &k = kernel_info(e.kernel);
     if (e.width != c.width || k.wide != c.wide) return false;
-    if (k.wide) return e.variant != kVariant_one_token || c.num_tokens == 1;
+    if (k.wide) {
+        if (e.variant == kVariant_one_token) return c.num_tokens == 1;
+        return e.variant == kVariant_token_ctas || (e.variant == kVariant_hashed) == c.hashed;
+    }
     if (k.sqrt_softplus != c.sqrt_softplus) return false;
     const bool reads_half = e.variant == kVariant_half_logits || e.variant == kVariant_staged_half_logits;
     if (reads_half != c.half && (reads_half || !k.flavoured)) return false;
@@ -231,10 +237,11 @@ void choose_entry(const Call &c, const Tuning &t, LaunchPlan *plan) {
     const bool token_ctas = plan->tokens_per_cta == 1 && c.num_tokens >= 2;
     const bool staged = plan->specialization == ALPHAMOE_SPECIALIZATION_LARGE &&
                         stages_pairs(plan->tokens_per_cta, *c.p, t);
-    Variant preferred[5];
+    Variant preferred[6];
     int n = 0;
     if (c.num_tokens == 1) preferred[n++] = kVariant_one_token;
     if (token_ctas) preferred[n++] = kVariant_token_ctas;
+    if (c.hashed) preferred[n++] = kVariant_hashed;
     if (staged) preferred[n++] = c.half ? kVariant_staged_half_logits : kVariant_staged;
     if (c.half) preferred[n++] = kVariant_half_logits;
     preferred[n++] = kVariant_plain;

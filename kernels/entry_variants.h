@@ -20,6 +20,9 @@ struct plain {
     // one-token ranking, one_token_select_flavoured.cuh; the wide one,
     // kernels/wide.cu).
     static constexpr bool kCtaRanksToken = false;
+    // The wide kernels' warps hash their tokens rather than rank them
+    // (kernels/wide.cu): each entry point holds one of the two's code.
+    static constexpr bool kHashRouting = false;
 };
 
 struct half_logits : plain {
@@ -43,6 +46,11 @@ struct one_token : plain {
 // The flavoured small kernel's grids of a token a CTA.
 struct token_ctas : plain {
     static constexpr bool kCtaRanksToken = true;
+};
+
+// The wide kernels' hash-routing calls.
+struct hashed : plain {
+    static constexpr bool kHashRouting = true;
 };
 
 }  // namespace variant

@@ -327,18 +327,15 @@ __device__ __forceinline__ int32_t physical_expert(const RouteArgs &a, int32_t p
 }
 
 // A chosen token's weights and outputs: lane j < k writes pair j's id
-// (id, the shared expert added here; with redundant experts its physical
-// expert, counted in the load) and weight, and returns that id (-1 in
-// lanes past k). A hashed pair of no expert (id -1) weighs 0 and counts in
-// no renormalization.
-template <bool kShared>
-__device__ __forceinline__ int32_t write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
-    const RankedExperts r = ranked_experts<kShared>(a);
+// (id; with redundant experts its physical expert, counted in the load)
+// and weight from its logit x, and returns that id (-1 in lanes past k). A
+// hashed pair of no expert (id -1) weighs 0 and counts in no
+// renormalization.
+__device__ __forceinline__ int32_t write_token_of_logits(const RouteArgs &a, const char *row, int32_t t, int32_t id,
+                                                         int lane, float x) {
     const int k = a.top_k;
-    if (kShared && lane == k - 1) id = r.shared_id;
     const bool active = lane < k;
     const bool weighed = active && id >= 0;
-    const float x = weighed ? load_logit<true>(a, row, id) : 0.0f;
     float w = (a.flags & (kFlagSigmoid | kFlagSqrtSoftplus | kFlagNoRenormalize)) == kFlagNoRenormalize
                   ? wide_full_row_softmax(a, row, lane, x, weighed)
                   : wide_chosen_weight(a, x, weighed);
@@ -354,6 +351,15 @@ __device__ __forceinline__ int32_t write_token(const RouteArgs &a, const char *r
         a.topk_weights[pair] = w;
     }
     return active ? id : -1;
+}
+
+// write_token_of_logits for a ranked token, the shared expert added here,
+// each logit loaded from the row.
+template <bool kShared>
+__device__ __forceinline__ int32_t write_token(const RouteArgs &a, const char *row, int32_t t, int32_t id, int lane) {
+    if (kShared && lane == a.top_k - 1) id = ranked_experts<kShared>(a).shared_id;
+    const bool weighed = lane < a.top_k && id >= 0;
+    return write_token_of_logits(a, row, t, id, lane, weighed ? load_logit<true>(a, row, id) : 0.0f);
 }
 
 // Ranks and writes the warp's tokens. key_of(x, e): expert e's key of
@@ -383,12 +389,12 @@ __device__ __forceinline__ void prefetch_row_to_l2(const RouteArgs &a, const cha
         asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
 }
 
-// Lane j < k's entry of the hash table's row of token id v, unchecked (a
-// load is waited for only where its value is used), or -1 for an id
+// Entry j < k of the hash table's row of token id v, unchecked (a load is
+// waited for only where its value is used), or -1 for j >= k or an id
 // outside [0, vocab_size): the table is read only inside its rows.
-__device__ __forceinline__ int32_t hash_entry(const RouteArgs &a, int32_t v, int lane) {
+__device__ __forceinline__ int32_t hash_entry(const RouteArgs &a, int32_t v, int j) {
     const int k = a.top_k;
-    return lane < k && v >= 0 && v < a.vocab_size ? __ldg(a.hash_table + static_cast<int64_t>(v) * k + lane) : -1;
+    return j < k && v >= 0 && v < a.vocab_size ? __ldg(a.hash_table + static_cast<int64_t>(v) * k + j) : -1;
 }
 
 // The expert of a table entry: -1, a pair of no expert, outside [0, E).
@@ -396,62 +402,103 @@ __device__ __forceinline__ int32_t hashed_expert(const RouteArgs &a, int32_t ent
     return entry >= 0 && entry < a.num_experts ? entry : -1;
 }
 
-// Hash routing: writes the warp's tokens, lane j < k taking pair j's
-// expert from the table row of the token's id: -1, a pair of no expert,
-// for an id outside [0, vocab_size) or an entry outside [0, E); the table
-// is read only inside its rows. The ids of 32 tokens load at once, and
-// the next token's entry while the current one is weighed, so a token
-// waits on one memory round trip, its logit's
-// (e384-m4096-k6-bm64-deepseek-v4-hash). The warp's first row heads for
-// L2 while its id and entry load, as a lone token's does where the CTA
-// takes it (select_cta_token).
-__device__ __forceinline__ void wide_hash_tokens(const RouteArgs &a, TokenRange range, int lane) {
-    if (range.begin < range.end) prefetch_row_to_l2(a, token_row<true>(a, range.begin), lane);
-    for (int32_t chunk = range.begin; chunk < range.end; chunk += 32) {
-        const int n = min(32, range.end - chunk);
-        const int32_t mine = lane < n ? __ldg(a.token_ids + chunk + lane) : -1;
-        const auto entry_of = [&](int i) { return hash_entry(a, __shfl_sync(kFullMask, mine, i), lane); };
-        int32_t next = entry_of(0);
-        for (int i = 0; i < n; ++i) {
-            const int32_t entry = next;
-            if (i + 1 < n) next = entry_of(i + 1);
-            write_token<false>(a, token_row<true>(a, chunk + i), chunk + i, hashed_expert(a, entry), lane);
-        }
-    }
-}
-
 // The plan's id of a pair's expert id: -1 for a pair of no expert.
 __device__ __forceinline__ int32_t pair_local_expert(const RouteArgs &a, int32_t id) {
     return id >= 0 ? local_expert(a, id) : -1;
 }
 
-// Ranks (or hashes) and writes the warp's tokens, then counts their pairs
-// per local expert in the warp's row (which held the keys until then),
-// reading back the ids each lane wrote. One scoring's key code a call.
-template <int S, bool kShared>
+// Hash routing: writes the warp's tokens, lane j < k taking pair j's
+// expert from the table row of the token's id (-1, a pair of no expert,
+// for an id outside [0, vocab_size) or an entry outside [0, E)), and
+// counts them in the warp's row. The pairs of up to kHashChunkPairs load
+// together, the tokens' ids, then every pair's entry, then every pair's
+// logit, into the warp's ranking scratch: a chunk waits on three memory
+// round trips, where a token at a time waited on its own logit's and a
+// second pass read its ids back (e384-m4096-k6-bm64-deepseek-v4-hash).
+constexpr int kHashChunkPairs = 4 * 32;
+__device__ __forceinline__ void wide_hash_tokens(const RouteArgs &a, WideShared &sh, TokenRange range, int warp,
+                                                 int lane) {
+    static_assert(2 * kHashChunkPairs * sizeof(int32_t) <= sizeof(WideRankScratch), "a chunk's ids and logits");
+    int32_t *staged_id = reinterpret_cast<int32_t *>(&sh.rank[warp]);
+    float *staged_logit = reinterpret_cast<float *>(staged_id + kHashChunkPairs);
+    const int k = a.top_k;
+    const int per_chunk = min(32, kHashChunkPairs / k);
+    const uint32_t inverse_k = (0x10000u + k - 1) / k;  // p / k = p * inverse_k >> 16 for p < 1024, k <= 32
+    for (int32_t chunk = range.begin; chunk < range.end; chunk += per_chunk) {
+        const int n = min(per_chunk, range.end - chunk);
+        const int pairs = n * k;
+        const int32_t mine = lane < n ? __ldg(a.token_ids + chunk + lane) : -1;
+        int32_t id[kHashChunkPairs / 32];
+        int token[kHashChunkPairs / 32];
+#pragma unroll
+        for (int b = 0; b < kHashChunkPairs / 32; ++b) {
+            const int p = 32 * b + lane;
+            token[b] = static_cast<int>((static_cast<uint32_t>(p) * inverse_k) >> 16);
+            const int32_t v = __shfl_sync(kFullMask, mine, token[b] & 31);
+            id[b] = p < pairs ? hash_entry(a, v, p - token[b] * k) : -1;
+        }
+        float x[kHashChunkPairs / 32];
+#pragma unroll
+        for (int b = 0; b < kHashChunkPairs / 32; ++b) {
+            id[b] = hashed_expert(a, id[b]);
+            x[b] = id[b] >= 0 ? load_logit<true>(a, token_row<true>(a, chunk + token[b]), id[b]) : 0.0f;
+        }
+#pragma unroll
+        for (int b = 0; b < kHashChunkPairs / 32; ++b) {
+            const int p = 32 * b + lane;
+            if (p < pairs) {
+                staged_id[p] = id[b];
+                staged_logit[p] = x[b];
+            }
+        }
+        __syncwarp();
+        for (int i = 0; i < n; ++i) {
+            const int p = i * k + lane;  // below kHashChunkPairs where lane < k
+            const int32_t written = write_token_of_logits(a, token_row<true>(a, chunk + i), chunk + i,
+                                                          lane < k ? staged_id[p] : -1, lane,
+                                                          lane < k ? staged_logit[p] : 0.0f);
+            const int32_t local = pair_local_expert(a, written);
+            if (local >= 0) atomicAdd(&sh.warp_counts[warp][local], 1);
+        }
+        __syncwarp();  // the scratch is the next chunk's
+    }
+}
+
+// Ranks (or, in the hashed entry points, hashes) and writes the warp's
+// tokens, then counts their pairs per local expert in the warp's row
+// (which held the keys until then), reading back the ids each lane wrote;
+// hashed tokens count as they are written. One scoring's key code a call.
+template <int S, bool kShared, bool kHashed>
 __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShared &sh, TokenRange range, int warp,
                                                    int lane) {
-    const float *bias = sh.bias;
-    if (!kShared && (a.flags & kFlagHashRouting))  // no shared expert with hash routing
-        wide_hash_tokens(a, range, lane);
-    else if (!(a.flags & kFlagCorrectionBias))
-        wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [](float x, int) { return ordered_key(x); });
-    else if (a.flags & kFlagSqrtSoftplus)
-        wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
-            return ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(x), bias[e]));
-        });
-    else
-        wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
-            return ordered_key(alphamoe_biased_score(alphamoe_sigmoid(x), bias[e]));
-        });
-    int4 *row = reinterpret_cast<int4 *>(sh.warp_counts[warp]);
-    for (int q = lane; q < (a.plan_experts + 3) / 4; q += 32) row[q] = make_int4(0, 0, 0, 0);
-    __syncwarp();
-    const int k = a.top_k;
-    for (int32_t t = range.begin; t < range.end; ++t) {
-        if (lane < k) {
-            const int32_t local = pair_local_expert(a, a.topk_ids[static_cast<int64_t>(t) * k + lane]);
-            if (local >= 0) atomicAdd(&sh.warp_counts[warp][local], 1);
+    const auto clear_row = [&] {
+        int4 *row = reinterpret_cast<int4 *>(sh.warp_counts[warp]);
+        for (int q = lane; q < (a.plan_experts + 3) / 4; q += 32) row[q] = make_int4(0, 0, 0, 0);
+        __syncwarp();
+    };
+    if constexpr (kHashed) {
+        clear_row();
+        wide_hash_tokens(a, sh, range, warp, lane);
+    } else {
+        const float *bias = sh.bias;
+        if (!(a.flags & kFlagCorrectionBias))
+            wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane,
+                                                 [](float x, int) { return ordered_key(x); });
+        else if (a.flags & kFlagSqrtSoftplus)
+            wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
+                return ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(x), bias[e]));
+            });
+        else
+            wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
+                return ordered_key(alphamoe_biased_score(alphamoe_sigmoid(x), bias[e]));
+            });
+        clear_row();
+        const int k = a.top_k;
+        for (int32_t t = range.begin; t < range.end; ++t) {
+            if (lane < k) {
+                const int32_t local = pair_local_expert(a, a.topk_ids[static_cast<int64_t>(t) * k + lane]);
+                if (local >= 0) atomicAdd(&sh.warp_counts[warp][local], 1);
+            }
         }
     }
 }
@@ -839,10 +886,11 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
         select_cta_token<kSlots, kSharedExpert>(a, *reinterpret_cast<WideOneTokenShared *>(sh.warp_counts[1]),
                                                 cta_token_range(a, blockIdx.x).begin);
     } else {
-        if (a.flags & kFlagCorrectionBias)
+        constexpr bool kHashed = Variant::kHashRouting;  // the ranked keys' bias only
+        if (!kHashed && (a.flags & kFlagCorrectionBias))
             for (int e = threadIdx.x; e < a.num_experts; e += kBlockThreads) sh.bias[e] = __ldg(a.correction_bias + e);
         __syncthreads();
-        wide_select_tokens<kSlots, kSharedExpert>(a, sh, warp_tokens(), warp, lane);
+        wide_select_tokens<kSlots, kSharedExpert, kHashed>(a, sh, warp_tokens(), warp, lane);
     }
     allow_dependent_launch();
     __syncthreads();

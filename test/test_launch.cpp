@@ -203,7 +203,7 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
                  alphamoe_specialization_name(s.specialization), shared ? "shared" : "routed", row_slots(p));
     const std::string &variant = e.variant;
     if (variant != "" && variant != "_one_token" && variant != "_staged" && variant != "_half_logits" &&
-        variant != "_staged_half_logits" && variant != "_token_ctas")
+        variant != "_staged_half_logits" && variant != "_token_ctas" && variant != "_hashed")
         fail_msg("%s: %s is no entry point the library has", what, l.kernel);
     if (!half && variant.find("half_logits") != std::string::npos)
         fail_msg("%s: fp32 logits launched on %s", what, l.kernel);
@@ -215,13 +215,19 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     if (e.wide != wide_call(p))
         fail_msg("%s: launched %s, want %s kernel", what, l.kernel, wide_call(p) ? "a wide" : "no wide");
     // The wide kernels: plain entry points, the tiny routed kernel's
-    // one-token ones, for one token and nothing else, and the small routed
-    // kernel's token-CTA ones, for grids of a token a CTA.
+    // one-token ones, for one token and nothing else, the small routed
+    // kernel's token-CTA ones, for grids of a token a CTA, and the routed
+    // kernels' hashed ones, for hash routing and nothing else, where the
+    // plain ones take every other call.
+    const bool hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     if (e.wide && variant != "" &&
         !(variant == "_one_token" && s.specialization == ALPHAMOE_SPECIALIZATION_TINY && !shared) &&
         !(variant == "_token_ctas" && s.specialization == ALPHAMOE_SPECIALIZATION_SMALL && !shared &&
-          s.tokens_per_cta == 1))
+          s.tokens_per_cta == 1) &&
+        !(variant == "_hashed" && hashed && !shared))
         fail_msg("%s: %s is no entry point the library has", what, l.kernel);
+    if (e.wide && variant != "_one_token" && variant != "_token_ctas" && (variant == "_hashed") != hashed)
+        fail_msg("%s: %s for a call %s hash routing", what, l.kernel, hashed ? "of" : "without");
     if (chosen && e.wide && (variant == "_token_ctas") != (token_ctas && !shared))
         fail_msg("%s: %s, a CTA a token is %s (tokens per CTA %d)", what, l.kernel, token_ctas ? "selected" : "not",
                  s.tokens_per_cta);
@@ -302,7 +308,6 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     ARG(block_m, p.block_m);
     ARG(capacity, c.z.sorted_token_ids.elements);
     ARG(tokens_per_cta, s.tokens_per_cta);
-    const bool hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     const bool replicas = (p.flags & ALPHAMOE_FLAG_REDUNDANT_EXPERTS) != 0;
     const uint32_t kernel_flags = (p.flags & (ALPHAMOE_FLAG_TAIL_FILL | ALPHAMOE_FLAG_NO_RENORMALIZE |
                                               ALPHAMOE_FLAG_CORRECTION_BIAS | ALPHAMOE_FLAG_EXPERT_MAP |
@@ -365,7 +370,8 @@ alphamoe_device_attributes device_attributes() {
  * only in the others; a plain kernel only for the first version's routing,
  * its tiny one only for at most a token a warp; the wide tiny kernel's
  * one-token entry points only one token, its small kernel's token-CTA
- * ones only grids of a token a CTA; a cluster of more than 8
+ * ones only grids of a token a CTA, its hashed ones hash routing only and
+ * its plain ones every other call; a cluster of more than 8
  * CTAs (a token a CTA) only in the token-CTA entry point. */
 bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
     const alphamoe_params &p = c.p;
@@ -376,8 +382,11 @@ bool serves(const Call &c, const alphamoe_selection &s, const EntryName &e) {
         e.slots != row_slots(p))
         return false;
     if (e.wide != wide_call(p)) return false;
-    if (e.wide)  // every scoring and logits type
-        return (e.variant != "_one_token" || c.M == 1) && (e.variant != "_token_ctas" || s.tokens_per_cta == 1);
+    if (e.wide) {  // every scoring and logits type
+        if (e.variant == "_one_token") return c.M == 1;
+        if (e.variant == "_token_ctas") return s.tokens_per_cta == 1;
+        return (e.variant == "_hashed") == ((p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0);
+    }
     if (reads_half && !half) return false;
     if (s.cluster_ctas > 8 && e.variant != "_token_ctas") return false;
     if (e.sqrt_softplus != (p.scoring == ALPHAMOE_SCORING_SQRT_SOFTPLUS)) return false;
