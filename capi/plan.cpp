@@ -123,7 +123,7 @@ Call call_of(const alphamoe_router &router, int32_t num_tokens) {
     c.hashed = (p.flags & ALPHAMOE_FLAG_HASH_ROUTING) != 0;
     // The wide kernels' narrowest rows are of 16 slots; a hash-routing
     // call stages no row and takes them whatever its row.
-    if (c.wide && (c.width < kWideFirstRowWidth || (p.flags & ALPHAMOE_FLAG_HASH_ROUTING)))
+    if (c.wide && (c.width < kWideFirstRowWidth || c.hashed))
         c.width = kWideFirstRowWidth;
     return c;
 }

@@ -231,7 +231,8 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     if (chosen && e.wide && (variant == "_token_ctas") != (token_ctas && !shared))
         fail_msg("%s: %s, a CTA a token is %s (tokens per CTA %d)", what, l.kernel, token_ctas ? "selected" : "not",
                  s.tokens_per_cta);
-    if (e.wide && (chosen || variant == "_one_token") && (variant == "_one_token") != (M == 1 && s.specialization == ALPHAMOE_SPECIALIZATION_TINY && !shared))
+    const bool one_token_call = M == 1 && s.specialization == ALPHAMOE_SPECIALIZATION_TINY && !shared;
+    if (e.wide && (chosen || variant == "_one_token") && (variant == "_one_token") != one_token_call)
         fail_msg("%s: %s for %d tokens: the wide one-token entry point is %s", what, l.kernel, M,
                  M == 1 ? "wanted" : "not");
     if (chosen && !e.wide) {
@@ -278,7 +279,8 @@ void check_launch(const Call &c, const FakeLaunch &l, const alphamoe_selection &
     // The large kernels reserve just over half a multiprocessor's shared
     // memory (one CTA each), the wide ones what their CTA keeps there (but
     // the one-token ones, whose shared memory is static), the others none.
-    const unsigned want_smem = e.wide ? (variant == "_one_token" ? 0u : static_cast<unsigned>(alphamoe::kWideSharedBytes))
+    const unsigned wide_smem = variant == "_one_token" ? 0u : static_cast<unsigned>(alphamoe::kWideSharedBytes);
+    const unsigned want_smem = e.wide ? wide_smem
                                : s.specialization == ALPHAMOE_SPECIALIZATION_LARGE
                                    ? kFakeSharedPerSm / 2 + 1 - kFakeReservedPerCta - kFakeStaticSharedBytes
                                    : 0;
