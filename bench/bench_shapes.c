@@ -50,7 +50,9 @@ static void set_target(bench_shape *s) {
     else if (s->experts == 2048) {
         s->target = TARGET_BANDWIDTH_RATIO;
         s->target_value = 1.5;
-    } else if (s->tokens <= 8)
+    } else if (s->tokens == 1)
+        s->target_value = 1.6;
+    else if (s->tokens <= 8)
         s->target_value = 2.0;
     else if (s->tokens <= 128)
         s->target_value = 3.0;
