@@ -107,13 +107,20 @@ __device__ __forceinline__ float wide_chosen_weight(const RouteArgs &a, float x,
 
 // The full-row softmax probability of each active lane's logit
 // (ALPHAMOE_FLAG_NO_RENORMALIZE with softmax scoring): the largest and the
-// sum run over every logit of the row, the shared column included.
-__device__ __forceinline__ float wide_full_row_softmax(const RouteArgs &a, const char *row, int lane, float x,
-                                                       bool active) {
+// sum run over every logit of the row, the shared column included. Out of
+// line, as the rare paths below: every SM fetches the code a warp runs
+// through, and these lay between its hot loops (e2048-m2048-k32-bm64).
+__device__ __noinline__ float wide_full_row_softmax(const char *row, int num_experts, int32_t logits_type, int lane,
+                                                    float x, bool active) {
+    const auto load = [&](int e) {
+        return logits_type == kLogitsF32 ? load_streamed(reinterpret_cast<const float *>(row) + e)
+                                         : half_to_float(load_streamed(reinterpret_cast<const unsigned short *>(row) + e),
+                                                         logits_type);
+    };
     float m = -INFINITY;
     uint32_t n_inf = 0;
-    for (int e = lane; e < a.num_experts; e += 32) {
-        const float v = load_logit<true>(a, row, e);
+    for (int e = lane; e < num_experts; e += 32) {
+        const float v = load(e);
         if (!isnan(v)) m = fmaxf(m, v);
         n_inf += v == INFINITY ? 1u : 0u;
     }
@@ -124,8 +131,8 @@ __device__ __forceinline__ float wide_full_row_softmax(const RouteArgs &a, const
     }
     if (!(m > -INFINITY)) return 0.0f;
     float sum = 0.0f;
-    for (int e = lane; e < a.num_experts; e += 32) {
-        const float v = load_logit<true>(a, row, e);
+    for (int e = lane; e < num_experts; e += 32) {
+        const float v = load(e);
         if (!isnan(v)) sum += expf(v - m);
     }
     sum = sum_of_32_lanes(sum);
@@ -171,9 +178,11 @@ __device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, 
 
 // wide_rank_staged's general rounds (many equal keys): each round the
 // warp's largest key wins, the lower id on ties, and the winner's lane
-// finds its next best in its slots of the row.
+// finds its next best in its slots of the row. Returns id_out, with lane
+// r < n_select's set to the r-th expert (a value, not a reference, out of
+// line).
 template <int S>
-__device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_select, int lane, int32_t &id_out) {
+__device__ __noinline__ int32_t rank_staged_by_rounds(uint32_t *keys, int n_select, int lane, int32_t id_out) {
     const auto lane_best = [&](uint32_t &best, int &slot) {
         best = kNoCandidateKey;
         slot = 0;
@@ -199,6 +208,7 @@ __device__ __forceinline__ void rank_staged_by_rounds(uint32_t *keys, int n_sele
             lane_best(best, slot);
         }
     }
+    return id_out;
 }
 
 // Grouped selection over a staged row: a group's score from the best two
@@ -303,7 +313,7 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
     const int32_t inclusive = warp_inclusive_sum(count, lane);
     const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
     if (gathered > 64) {
-        rank_staged_by_rounds<S>(keys, n_select, lane, id_out);
+        id_out = rank_staged_by_rounds<S>(keys, n_select, lane, id_out);
         return;
     }
     int32_t at = inclusive - count;
@@ -337,7 +347,7 @@ __device__ __forceinline__ int32_t write_token_of_logits(const RouteArgs &a, con
     const bool active = lane < k;
     const bool weighed = active && id >= 0;
     float w = (a.flags & (kFlagSigmoid | kFlagSqrtSoftplus | kFlagNoRenormalize)) == kFlagNoRenormalize
-                  ? wide_full_row_softmax(a, row, lane, x, weighed)
+                  ? wide_full_row_softmax(row, a.num_experts, a.logits_type, lane, x, weighed)
                   : wide_chosen_weight(a, x, weighed);
     if (a.scale != 1.0f) w *= a.scale;
     if (a.flags & kFlagSqrtSoftplus) w = fminf(w, FLT_MAX);
@@ -633,7 +643,7 @@ __device__ __forceinline__ void rank_one_token(const RouteArgs &a, WideOneTokenS
     if (warp != 0) return;
     const int32_t gathered = sh.gathered;
     if (gathered > 64)
-        rank_staged_by_rounds<S>(sh.keys, r.n_select, lane, id);
+        id = rank_staged_by_rounds<S>(sh.keys, r.n_select, lane, id);
     else
         rank_gathered_64(sh.rank, gathered, r.n_select, lane, id);
 }
