@@ -97,6 +97,8 @@ int write_csv(const bench_run *run, const char *path) {
             char name[32];
             snprintf(name, sizeof(name), "read_m%d", (int)run->floors.reads[i].tokens);
             csv_floor(f, name, &run->floors.reads[i].read, GRAPH_NOT_MEASURED);
+            snprintf(name, sizeof(name), "read_bulk_m%d", (int)run->floors.reads[i].tokens);
+            csv_floor(f, name, &run->floors.reads[i].bulk, GRAPH_NOT_MEASURED);
         }
     }
     for (int32_t i = 0; i < run->shape_count; ++i) csv_shape(f, &run->shapes[i], stock_applies(run->device->name));
@@ -183,7 +185,9 @@ static void json_floors(FILE *f, const floor_figures *fl) {
         snprintf(name, sizeof(name), "read_m%d", (int)fl->reads[i].tokens);
         fprintf(f, ", ");
         json_stats(f, name, &fl->reads[i].read);
-        fprintf(f, ", \"%s_bytes\": %lld", name, (long long)fl->reads[i].bytes);
+        fprintf(f, ", \"%s_bytes\": %lld, ", name, (long long)fl->reads[i].bytes);
+        snprintf(name, sizeof(name), "read_bulk_m%d", (int)fl->reads[i].tokens);
+        json_stats(f, name, &fl->reads[i].bulk);
     }
     fprintf(f, "}");
 }

@@ -94,6 +94,9 @@ int floor_lines(const floor_figures *f, floor_line out[FLOOR_LINES]) {
         snprintf(out[n].what, sizeof(out[n].what), "read once of %.2f MB (E512 M%d logits), %.0f GB/s",
                  (double)r->bytes * 1e-6, (int)r->tokens, (double)r->bytes / r->read.median_us * 1e-3);
         out[n++].stats = &r->read;
+        snprintf(out[n].what, sizeof(out[n].what), "the same by the bulk copy engine, %.0f GB/s",
+                 (double)r->bytes / r->bulk.median_us * 1e-3);
+        out[n++].stats = &r->bulk;
     }
     return n;
 }

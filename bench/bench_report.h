@@ -18,7 +18,7 @@ typedef struct floor_line {
     const round_stats *stats; /* NULL: value_us alone */
     double value_us;
 } floor_line;
-#define FLOOR_LINES (6 + READ_FLOOR_COUNT)
+#define FLOOR_LINES (6 + 2 * READ_FLOOR_COUNT)
 int floor_lines(const floor_figures *f, floor_line out[FLOOR_LINES]);
 
 void print_shape_list(const bench_shape *shapes, int32_t n);

@@ -29,6 +29,7 @@ const void *bench_floor_one_row_kernel(void);
 const void *bench_floor_rows_kernel(void);
 const void *bench_floor_grid_barrier_kernel(void);
 const void *bench_floor_read_kernel(void);
+const void *bench_floor_read_bulk_kernel(void);
 const void *bench_pdl_producer_kernel(void);
 int32_t bench_floor_barrier_words(void);
 
@@ -60,6 +61,16 @@ cudaError_t launch_grid_barrier_floor(cudaStream_t stream, int32_t ctas, uint32_
 /* Reads `bytes` (a multiple of 16) at `src` once, 16 bytes a load; `out`
  * is one float, never written for a buffer of positive floats. */
 cudaError_t launch_read_floor(cudaStream_t stream, int32_t sm_count, const void *src, int64_t bytes, float *out);
+
+/* The bulk read floor's CTAs, one per multiprocessor, and the chunks each
+ * keeps in flight through the bulk copy engine (dynamic shared memory of
+ * READ_BULK_STAGES x READ_BULK_CHUNK_BYTES). */
+#define READ_BULK_STAGES 8
+#define READ_BULK_CHUNK_BYTES (16 * 1024)
+
+/* Reads `bytes` (a multiple of 16) at `src` (16-byte aligned) once into
+ * shared memory by cp.async.bulk; `out` as for launch_read_floor. */
+cudaError_t launch_read_bulk_floor(cudaStream_t stream, int32_t sm_count, const void *src, int64_t bytes, float *out);
 
 /* Writes `count` logits from `seed` after its compute phase, triggering
  * dependent launch in between (see floor_kernels.cu). */

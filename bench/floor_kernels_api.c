@@ -32,6 +32,15 @@ cudaError_t launch_read_floor(cudaStream_t stream, int32_t sm_count, const void 
     return cudaLaunchKernel(bench_floor_read_kernel(), grid, block, args, 0, stream);
 }
 
+cudaError_t launch_read_bulk_floor(cudaStream_t stream, int32_t sm_count, const void *src, int64_t bytes, float *out) {
+    const int smem = READ_BULK_STAGES * READ_BULK_CHUNK_BYTES;
+    const cudaError_t e = cudaFuncSetAttribute(bench_floor_read_bulk_kernel(), cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    if (e != cudaSuccess) return e;
+    const dim3 grid = {(unsigned)sm_count, 1, 1}, block = {32, 1, 1};
+    void *args[] = {&src, &bytes, &out};
+    return cudaLaunchKernel(bench_floor_read_bulk_kernel(), grid, block, args, (size_t)smem, stream);
+}
+
 cudaError_t launch_producer(cudaStream_t stream, int32_t ctas, float *logits, int64_t count, uint64_t seed) {
     const dim3 grid = {(unsigned)ctas, 1, 1}, block = {PRODUCER_BLOCK_THREADS, 1, 1};
     int32_t work = PRODUCER_WORK;

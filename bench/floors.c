@@ -61,6 +61,12 @@ static int issue_read(void *ctx, cudaStream_t s) {
     return 0;
 }
 
+static int issue_read_bulk(void *ctx, cudaStream_t s) {
+    const read_ctx *r = ctx;
+    CUDA_TRY(launch_read_bulk_floor(s, r->sm_count, r->src, r->bytes, r->out));
+    return 0;
+}
+
 static int measure_empty(bench_device *d, const sampling_plan *plan, int32_t graph_replays, floor_figures *out) {
     const workload w = {"empty-kernel floor", issue_empty, NULL, 1, 0, METRIC_KERNEL_SUM};
     TRY(measure_cold(d, &w, plan, &out->empty));
@@ -147,7 +153,9 @@ static int measure_reads(bench_device *d, const sampling_plan *plan, floor_figur
         r->bytes = (int64_t)tokens[i] * FLOOR_EXPERTS * (int64_t)sizeof(float);
         read_ctx c = {d->sm_count, buffer, r->bytes, (float *)((char *)buffer + largest)};
         const workload w = {"read floor", issue_read, &c, 1, 0, METRIC_KERNEL_SUM};
+        const workload bulk = {"bulk read floor", issue_read_bulk, &c, 1, 0, METRIC_KERNEL_SUM};
         rc = measure_cold(d, &w, plan, &r->read);
+        if (rc == 0) rc = measure_cold(d, &bulk, plan, &r->bulk);
     }
     cudaFree(buffer);
     return rc;

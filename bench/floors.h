@@ -16,7 +16,9 @@
  *   - a read of the E512 logits of M4096 and of M16384 tokens, each byte
  *     once, by a kernel that does nothing else: what reading a shape's
  *     logits alone costs after the L2 eviction, which the copy's rate does
- *     not say (a cold read of a buffer runs below the copy's rate).
+ *     not say (a cold read of a buffer runs below the copy's rate); each
+ *     read twice, by loads and by the bulk copy engine, the faster being
+ *     the hardware's floor rather than one kernel's.
  * All are cold-L2 CUPTI durations, like the router's.
  */
 #ifndef ALPHAMOE_BENCH_FLOORS_H
@@ -45,6 +47,7 @@ typedef struct read_floor {
     int32_t tokens; /* E512 FP32 logits of this many tokens */
     int64_t bytes;
     round_stats read;
+    round_stats bulk; /* the same bytes through the bulk copy engine */
 } read_floor;
 
 typedef struct floor_figures {
