@@ -70,9 +70,9 @@ static int issue_read_bulk(void *ctx, cudaStream_t s) {
 static int measure_empty(bench_device *d, const sampling_plan *plan, int32_t graph_replays, floor_figures *out) {
     const workload w = {"empty-kernel floor", issue_empty, NULL, 1, 0, METRIC_KERNEL_SUM};
     TRY(measure_cold(d, &w, plan, &out->empty));
-    /* The first graph a process replays runs slow through all its timed
-     * replays, whichever shape it is, so one is replayed untimed before
-     * this one. */
+    /* The first graph replayed after CUPTI's activity tracing has run is
+     * slow through all its replays, whichever shape (without CUPTI the
+     * first graph is as fast as the later ones): one is replayed untimed. */
     double untimed = 0.0;
     TRY(graph_per_call(d, issue_empty, NULL, GRAPH_CALLS, 1, &untimed));
     return graph_per_call(d, issue_empty, NULL, GRAPH_CALLS, graph_replays, &out->empty_graph_per_call_us);
