@@ -16,7 +16,7 @@ struct Tuning {
     // e8-m16-k2-bm64): beyond, small's extra CTAs pay for their barrier.
     int32_t tiny_max_tokens;
     // small, a co-resident grid, up to this many (e512-m128-k8-bm16); large
-    // from there (e512-m512-k10-bm8).
+    // from there (e512-m512-k10-bm8, where small in 16-CTA clusters is slower).
     int32_t small_max_tokens;
     // A forced small grid stays one cluster up to this many tokens.
     int32_t small_cluster_max_tokens;

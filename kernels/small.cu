@@ -31,7 +31,10 @@ __device__ __forceinline__ void arrive_releasing_shared_memory() {
 }
 
 // Thread e < E: the count of expert e summed over the cluster's CTAs (at
-// most kClusterCtas), and over those before this one.
+// most kClusterCtas), and over those before this one. Each CTA reads its
+// peers' counts: pushing them into every CTA's shared memory by st.async,
+// completing on an mbarrier with no fence, was slower (e512-m128-k8-bm16,
+// e128-m64-k8-bm64).
 template <int kClusterCtas>
 __device__ __forceinline__ void exchange_in_cluster(const RouteArgs &a, CtaShared &sh, int32_t count,
                                                     int32_t *total, int32_t *earlier) {

@@ -28,7 +28,9 @@ struct EntryPolicy : Family, Variant {
 };
 }  // namespace alphamoe
 
-// One entry point: the family's body for the variant and row width.
+// One entry point: the family's body for the variant and row width. Bounds
+// of one CTA an SM: the large kernel with registers for two CTAs an SM was
+// slower (e512-m4096-k10-bm64, e512-m16384-k10-bm8).
 #define ALPHAMOE_ENTRY_POINT(name, family, variant_name, slots)                                              \
     extern "C" __global__ void __launch_bounds__(alphamoe::kBlockThreads, 1) name(const alphamoe::RouteArgs a) { \
         family<alphamoe::variant::variant_name, slots>(a);                                                    \
