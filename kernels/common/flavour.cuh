@@ -405,11 +405,11 @@ __device__ __forceinline__ float expert_score(float x) {
 // scaling factor. Sqrt-softplus scores, the one unbounded score: n infinite
 // scores (of +inf logits) weigh 1/n each and every other 0, and a weight
 // past the largest float is the largest float.
-__device__ __forceinline__ float expert_score_weight(const RouteArgs &a, float score, bool active,
+__device__ __forceinline__ float expert_score_weight(uint32_t flags, float scale, float score, bool active,
                                                      float *sum_terms) {
     float s = active ? score : 0.0f;
     if (isnan(s)) s = 0.0f;
-    if (!(a.flags & kFlagNoRenormalize)) {
+    if (!(flags & kFlagNoRenormalize)) {
         const float sum = sum_of_16_lanes(s, sum_terms);
         if constexpr (kSqrtSoftplusScores) {
             const int n_inf = __popc(__ballot_sync(kFullMask, s == INFINITY));
@@ -418,7 +418,7 @@ __device__ __forceinline__ float expert_score_weight(const RouteArgs &a, float s
             s = sum > 0.0f ? s / sum : 0.0f;
         }
     }
-    const float w = a.scale == 1.0f ? s : s * a.scale;
+    const float w = scale == 1.0f ? s : s * scale;
     return kSqrtSoftplusScores ? fminf(w, FLT_MAX) : w;
 }
 

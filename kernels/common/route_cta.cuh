@@ -152,7 +152,8 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
                                              int lane, float shared_logit, float logit, bool active,
                                              float largest_chosen, float *sum_terms) {
     if constexpr (kSqrtSoftplusScores)
-        return expert_score_weight(a, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active, sum_terms);
+        return expert_score_weight(a.flags, a.scale, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active,
+                                   sum_terms);
     float weight;
     if (a.flags & kFlagSigmoid)
         weight = sigmoid_weight(logit, active, !(a.flags & kFlagNoRenormalize), sum_terms);
@@ -161,6 +162,22 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
     else
         weight = warp_gate_weight(logit, active, largest_chosen, sum_terms);
     return a.scale == 1.0f ? weight : weight * a.scale;
+}
+
+// gate_weight where the lanes hold no row slice (the CTA's ranking of one
+// token, which takes no softmax without renormalization) and no shared
+// expert. Out of line: the weights of the biased routers, from the scores
+// the ranking kept, then run straight on into the token's stores rather
+// than jumping past this code (e256-m8-k8-bm64-deepseek-v3,
+// e256-m1-k8-bm64-deepseek-v3-bf16). Values, not references: no stack.
+__device__ __noinline__ float unread_row_gate_weight(uint32_t flags, float scale, float logit, bool active,
+                                                     float largest, float *sum_terms) {
+    if constexpr (kSqrtSoftplusScores)
+        return expert_score_weight(flags, scale, active ? alphamoe_sqrt_softplus(logit) : 0.0f, active, sum_terms);
+    const float weight = (flags & kFlagSigmoid)
+                             ? sigmoid_weight(logit, active, !(flags & kFlagNoRenormalize), sum_terms)
+                             : warp_gate_weight(logit, active, largest, sum_terms);
+    return scale == 1.0f ? weight : weight * scale;
 }
 
 // A ranked token's outputs, by its warp: lane r < k writes pair r's id and
@@ -172,7 +189,8 @@ __device__ __forceinline__ float gate_weight(const RouteArgs &a, const RowSlice<
 // sum is taken through these 16 words of shared memory (sum_of_16_lanes).
 // kChosenBits: the kernel may tally kTallyChosenBits (the plain tiny one).
 // kStashedScores: with a correction bias, `scores` holds each expert's
-// score, which the CTA's ranking took for its key (no shared expert).
+// score, which the CTA's ranking took for its key (no shared expert); the
+// lanes hold no row slice.
 template <int S, bool kShared, bool kFlavoured, bool kChosenBits = false, bool kStashedScores = false>
 __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, int32_t t, int32_t j0,
                                             const RowSlice<S> &row, float shared_logit, int32_t id,
@@ -201,7 +219,9 @@ __device__ __forceinline__ void write_token(const RouteArgs &a, CtaShared &sh, i
     const bool active = lane < k;
     float weight;
     if (scores_kept)
-        weight = expert_score_weight(a, active ? scores[id] : 0.0f, active, sum_terms);
+        weight = expert_score_weight(a.flags, a.scale, active ? scores[id] : 0.0f, active, sum_terms);
+    else if constexpr (kStashedScores)
+        weight = unread_row_gate_weight(a.flags, a.scale, logit, active, largest, sum_terms);
     else
         weight = kFlavoured ? gate_weight<S, kShared>(a, row, r.n_candidates, lane, shared_logit, logit, active,
                                                       largest, sum_terms)
