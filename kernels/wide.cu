@@ -19,6 +19,7 @@
 #include "common/entry_point.cuh"
 #include "common/flavour.cuh"
 #include "common/grid_barrier.cuh"
+#include "common/phase_clock.cuh"
 #include "common/route_cta.cuh"
 
 using namespace alphamoe;
@@ -876,7 +877,9 @@ __device__ __forceinline__ int expert_at(const WideShared &sh, int L, int32_t po
 template <class Variant, int kSlots>
 __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     WideShared &sh = wide_shared();
+    phase_clock(a, 0);
     wait_for_preceding_kernel();
+    phase_clock(a, 1);
     if (route_empty_call(a)) {
         allow_dependent_launch();
         return;
@@ -904,6 +907,7 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     }
     allow_dependent_launch();
     __syncthreads();
+    phase_clock(a, 2);
     // The warps' counts as exclusive prefixes over the CTA's warps.
     const int active_warps = warps_with_tokens(cta_token_range(a, blockIdx.x));
     for (int e = threadIdx.x; e < L; e += kBlockThreads) {
@@ -918,10 +922,12 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
         sh.before[e] = 0;
     }
     __syncthreads();
+    phase_clock(a, 3);
     if (kTokenCtas)
         wide_exchange_pairs(a, sh);
     else if (gridDim.x > 1)
         wide_exchange(a, sh);  // uniform: the grid's size
+    phase_clock(a, 4);
     // Padded group starts: thread i scans experts 4i .. 4i + 3.
     constexpr int kPerThread = kWideMaxExperts / kBlockThreads;
     int32_t padded[kPerThread], sum = 0;
@@ -980,6 +986,8 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
         }
     }
     __syncthreads();
+    phase_clock(a, 5);  // the phases' names (tools/phase_clocks.c) are the narrow kernels': here 4 to 5 is the
+                        // padded starts, the padding and the tail, and 5 to 6 the placement
     // Placement: the warp's pairs in order; pairs of one token that share a
     // local expert (an expert map, a hash table's repeated entry) take
     // consecutive places in lane order.
@@ -1001,6 +1009,7 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
         if (local >= 0 && rank == 0) sh.warp_counts[warp][local] += __popc(peers);
         __syncwarp();
     }
+    phase_clock(a, 6);
 }
 
 template <int S, bool kShared>

@@ -9,6 +9,7 @@
 #include "common/few_token_plan.cuh"
 #include "common/one_token_select.cuh"
 #include "common/one_token_select_flavoured.cuh"
+#include "common/phase_clock.cuh"
 #include "common/route_cta.cuh"
 
 namespace alphamoe {
@@ -35,27 +36,6 @@ __device__ __forceinline__ int32_t *publish_counts_and_wait(const RouteArgs &a, 
     grid_barrier(a.workspace + kWsBarrierWord, gridDim.x);
     return counts;
 }
-
-#if ALPHAMOE_PHASE_CLOCKS
-// Profiling builds: CTA 0's SM clock at every phase boundary, and thread 0
-// of every CTA stamps the global timer (ns, one clock for all SMs) at
-// entry, once the CTA's tokens are counted, once the counts are exchanged
-// and at the end (phases 0, 3, 4 and 6): 4 int64 values per CTA, past the
-// count table (kCtaTimerWords, workspace.h).
-__device__ __forceinline__ void phase_clock(const RouteArgs &a, int phase) {
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-        reinterpret_cast<long long *>(a.workspace + kWsPhaseClockWord)[phase] = clock64();
-    const int slot = phase == 0 ? 0 : phase == 3 ? 1 : phase == 4 ? 2 : phase == 6 ? 3 : -1;
-    if (slot >= 0 && threadIdx.x == 0) {
-        unsigned long long now;
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-        uint32_t *timers = a.workspace + alphamoe_count_table_end_word(a.num_experts);
-        reinterpret_cast<unsigned long long *>(timers)[blockIdx.x * 4 + slot] = now;
-    }
-}
-#else
-__device__ __forceinline__ void phase_clock(const RouteArgs &, int) {}
-#endif
 
 // A row toward L2, a 128-byte line per lane (and the line of its last
 // byte).
