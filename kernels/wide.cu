@@ -818,6 +818,7 @@ __device__ __forceinline__ int32_t select_cta_token(const RouteArgs &a, WideOneT
     } else if (ranked_experts<kShared>(a).n_select > 0) {
         rank_one_token<S, kShared>(a, sh, row, id);
     }
+    phase_clock(a, 2);  // a call of one token: ranked (route_wide's own stamp comes later)
     return warp0 ? write_token<kShared>(a, row, t, id, lane) : -1;
 }
 
@@ -1015,16 +1016,22 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
 template <int S, bool kShared>
 __device__ __forceinline__ void route_wide_one_token(const RouteArgs &a) {
     __shared__ WideOneTokenShared sh;
+    phase_clock(a, 0);
     wait_for_preceding_kernel();
     if (route_empty_call(a)) {
         allow_dependent_launch();
         return;
     }
+    phase_clock(a, 1);
     const int32_t id = select_cta_token<S, kShared>(a, sh, 0);
+    phase_clock(a, 3);  // written
     if (threadIdx.x < 32) plan_one_token(a, sh, id, threadIdx.x);
+    phase_clock(a, 4);
     __syncthreads();
+    phase_clock(a, 5);
     allow_dependent_launch();
     write_one_token_rest(a, sh);
+    phase_clock(a, 6);
 }
 
 // The three specializations of variants.def: one CTA, or a co-resident
