@@ -1,7 +1,9 @@
 #include "phase_clocks.h"
 
+#include <alphamoe/router_diagnostics.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "workspace.h"
 
@@ -83,9 +85,32 @@ static void print_cta_timers(const unsigned long long *stamps) {
     free(column);
 }
 
+/* Each kernel family stamps the same seven boundaries around its own
+ * phases (kernels/common/route_kernel.cuh, kernels/wide.cu). */
 static const char *const kPhaseNames[PHASE_CLOCK_COUNT - 1] = {
     "wait for the preceding kernel", "select tokens (warp 0)", "CTA expert counts",
     "count exchange (cluster or grid barriers)", "place pairs", "rest of the plan"};
+static const char *const kWidePhaseNames[PHASE_CLOCK_COUNT - 1] = {
+    "wait for the preceding kernel", "rank and write tokens (warps)", "warps' counts as prefixes",
+    "count exchange (grid barriers)", "padded starts and padding", "place pairs"};
+static const char *const kWideOneTokenPhaseNames[PHASE_CLOCK_COUNT - 1] = {
+    "wait for the preceding kernel", "rank the token (CTA)", "weigh and write it (warp 0)",
+    "plan its pairs (warp 0)", "CTA barrier", "padding and expert table"};
+
+/* The names of the phases of the kernel the call runs. */
+static const char *const *phase_names(const alphamoe_router *router, int32_t num_tokens, int device) {
+    alphamoe_device_attributes attributes = {0};
+    attributes.struct_size = sizeof(attributes);
+    alphamoe_selection selection = {0};
+    selection.struct_size = sizeof(selection);
+    if (alphamoe_device_attributes_query(device, &attributes) != ALPHAMOE_OK ||
+        alphamoe_router_select(router, num_tokens, &attributes, &selection) != ALPHAMOE_OK)
+        return kPhaseNames;
+    const char *kernel = alphamoe_kernel_name(selection.kernel_index);
+    const char *entry = alphamoe_entry_point_name(selection.entry_point_index);
+    if (kernel == NULL || strstr(kernel, "wide") == NULL) return kPhaseNames;
+    return entry != NULL && strstr(entry, "one_token") != NULL ? kWideOneTokenPhaseNames : kWidePhaseNames;
+}
 
 int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const float *logits,
                         const alphamoe_buffers *buffers, cudaStream_t stream) {
@@ -114,9 +139,10 @@ int phase_clocks_report(const alphamoe_router *router, int32_t num_tokens, const
         cudaMemcpy(cta_stamps, cta_timers, sizeof(cta_stamps), cudaMemcpyDeviceToHost) == cudaSuccess) {
         printf("phases of CTA 0 in one call after L2 eviction (SM clock, %.0f MHz nominal):\n",
                clock_khz / 1000.0);
+        const char *const *names = phase_names(router, num_tokens, device);
         for (int i = 1; i < PHASE_CLOCK_COUNT; ++i) {
             const long long cycles = stamps[i] - stamps[i - 1];
-            printf("  %-32s %8lld cycles %7.2f us\n", kPhaseNames[i - 1], cycles,
+            printf("  %-32s %8lld cycles %7.2f us\n", names[i - 1], cycles,
                    clock_khz > 0 ? cycles * 1000.0 / clock_khz : 0.0);
         }
         print_cta_timers(cta_stamps);
