@@ -987,8 +987,7 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
         }
     }
     __syncthreads();
-    phase_clock(a, 5);  // the phases' names (tools/phase_clocks.c) are the narrow kernels': here 4 to 5 is the
-                        // padded starts, the padding and the tail, and 5 to 6 the placement
+    phase_clock(a, 5);
     // Placement: the warp's pairs in order; pairs of one token that share a
     // local expert (an expert map, a hash table's repeated entry) take
     // consecutive places in lane order.
