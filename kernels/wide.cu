@@ -300,17 +300,28 @@ __device__ __forceinline__ void rank_gathered_64(WideRankScratch &scratch, int g
 // their n-th largest bounds the row's for n <= 32, where the lanes' best
 // keys alone leave too many candidates at k = 32 (e2048-m2048-k32-bm64).
 // Up to 64 candidates, two a lane, are ranked by counting; more (many
-// equal keys) take the rounds.
+// equal keys) take the rounds. The pass that counts the candidates marks
+// their slots, a bit each, and the gathering visits the marked slots
+// only, about two a lane, not every slot again (e2048-m2048-k32-bm64).
 template <int S>
 __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, uint32_t second, int n_select,
                                                  int lane, WideRankScratch &scratch, int32_t &id_out) {
+    constexpr int kWords = (S + 31) / 32;
     scratch.bound[lane] = bound_candidate_of_64(best, lane);
     scratch.bound[lane + 32] = bound_candidate_of_64(second, lane + 32);
     __syncwarp();
     const uint32_t threshold = threshold_of_bound(nth_largest_of_64(scratch.bound, n_select, lane));
+    uint32_t marked[kWords];  // bit j of word w: slot 32 w + j reaches the threshold
     int32_t count = 0;
-#pragma unroll 4
-    for (int i = 0; i < S; ++i) count += keys[i * 32 + lane] >= threshold ? 1 : 0;
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) {
+        uint32_t bits = 0;
+#pragma unroll 8
+        for (int j = 0; j < (S < 32 ? S : 32); ++j)
+            bits |= (keys[(32 * w + j) * 32 + lane] >= threshold ? 1u : 0u) << j;
+        marked[w] = bits;
+        count += __popc(bits);
+    }
     const int32_t inclusive = warp_inclusive_sum(count, lane);
     const int32_t gathered = __shfl_sync(kFullMask, inclusive, 31);
     if (gathered > 64) {
@@ -318,10 +329,12 @@ __device__ __forceinline__ void wide_rank_staged(uint32_t *keys, uint32_t best, 
         return;
     }
     int32_t at = inclusive - count;
-#pragma unroll 4
-    for (int i = 0; i < S; ++i) {
-        const uint32_t key = keys[i * 32 + lane];
-        if (key >= threshold) scratch.gathered[at++] = rank_value(key, i * 32 + lane);
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) {
+        for (uint32_t bits = marked[w]; bits != 0; bits &= bits - 1) {
+            const int e = (32 * w + __ffs(bits) - 1) * 32 + lane;
+            scratch.gathered[at++] = rank_value(keys[e], e);
+        }
     }
     rank_gathered_64(scratch, gathered, n_select, lane, id_out);
 }
