@@ -14,6 +14,7 @@
 // exclusive prefixes over warps, CTAs and experts, and it replays its
 // tokens in order.
 #include <float.h>
+#include <stddef.h>
 
 #include "common/dependent_launch.cuh"
 #include "common/entry_point.cuh"
@@ -51,13 +52,16 @@ struct WideShared {
     // the position of its next pair of each expert.
     int32_t warp_counts[kWarpsPerBlock][kWideMaxExperts];
     float bias[kWideMaxExperts];          // the correction bias, read once a CTA
-    int32_t offset[kWideMaxExperts + 1];  // padded group starts; [L] = live length
     int32_t total[kWideMaxExperts];       // pairs per expert over the call
     int32_t before[kWideMaxExperts];      // pairs per expert in earlier CTAs
+    int32_t offset[kWideMaxExperts + 1];  // padded group starts; [L] = live length
     WideRankScratch rank[kWarpsPerBlock];
     int32_t scan_scratch[kWarpsPerBlock];
 };
 static_assert(sizeof(WideShared) <= kWideSharedBytes, "the host reserves the CTA's shared memory");
+static_assert(offsetof(WideShared, total) % 16 == 0 && offsetof(WideShared, before) % 16 == 0 &&
+                  offsetof(WideShared, offset) % 16 == 0,
+              "route_wide reads four experts at once");
 
 __device__ __forceinline__ WideShared &wide_shared() {
     extern __shared__ __align__(16) unsigned char wide_smem[];
@@ -867,6 +871,8 @@ __device__ __forceinline__ void wide_exchange_pairs(const RouteArgs &a, WideShar
     __syncthreads();
 }
 
+__device__ __forceinline__ int4 add4(int4 x, int4 y) { return make_int4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w); }
+
 // The CTA's warps that hold tokens (warp_token_range gives the others none):
 // only their rows of counts are read, so a CTA of a few tokens scans a few
 // rows, not one a warp (e896-m1-k16-bm64-kimi-k3).
@@ -922,18 +928,23 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     allow_dependent_launch();
     __syncthreads();
     phase_clock(a, 2);
-    // The warps' counts as exclusive prefixes over the CTA's warps.
+    // The warps' counts as exclusive prefixes over the CTA's warps, four
+    // experts a thread in 16-byte words: a scalar a thread was a quarter of
+    // the instructions' worth (e2048-m2048-k32-bm64). Experts past L, up
+    // to the next four, are counted as zeros (clear_row) and never read.
     const int active_warps = warps_with_tokens(cta_token_range(a, blockIdx.x));
-    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-        int32_t running = 0;
+    const int quads = (L + 3) / 4;
+    for (int q = threadIdx.x; q < quads; q += kBlockThreads) {
+        int4 running = make_int4(0, 0, 0, 0);
 #pragma unroll 4
         for (int w = 0; w < active_warps; ++w) {
-            const int32_t c = kTokenCtas ? 0 : sh.warp_counts[w][e];  // a token CTA counts in the exchange
-            sh.warp_counts[w][e] = running;
-            running += c;
+            int4 &cell = reinterpret_cast<int4 *>(sh.warp_counts[w])[q];
+            const int4 c = kTokenCtas ? make_int4(0, 0, 0, 0) : cell;  // a token CTA counts in the exchange
+            cell = running;
+            running = add4(running, c);
         }
-        sh.total[e] = running;
-        sh.before[e] = 0;
+        reinterpret_cast<int4 *>(sh.total)[q] = running;
+        reinterpret_cast<int4 *>(sh.before)[q] = make_int4(0, 0, 0, 0);
     }
     __syncthreads();
     phase_clock(a, 3);
@@ -964,10 +975,14 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     }
     if (threadIdx.x == 0) sh.offset[L] = live;
     __syncthreads();
-    for (int e = threadIdx.x; e < L; e += kBlockThreads) {
-        const int32_t base = sh.offset[e] + sh.before[e];
+    for (int q = threadIdx.x; q < quads; q += kBlockThreads) {
+        const int4 base =
+            add4(reinterpret_cast<const int4 *>(sh.offset)[q], reinterpret_cast<const int4 *>(sh.before)[q]);
 #pragma unroll 4
-        for (int w = 0; w < active_warps; ++w) sh.warp_counts[w][e] += base;
+        for (int w = 0; w < active_warps; ++w) {
+            int4 &cell = reinterpret_cast<int4 *>(sh.warp_counts[w])[q];
+            cell = add4(cell, base);
+        }
     }
     if (blockIdx.x == 0) {
         for (int e = threadIdx.x; e < L; e += kBlockThreads) {
