@@ -390,13 +390,15 @@ __device__ __forceinline__ int32_t write_token(const RouteArgs &a, const char *r
     return write_token_of_logits(a, row, t, id, lane, weighed ? load_logit<true>(a, row, id) : 0.0f);
 }
 
-// Ranks and writes the warp's tokens. key_of(x, e): expert e's key of
-// logit x.
+// Ranks and writes the warp's tokens; returns the id lane j wrote for
+// pair j of the last (write_token; -1 for no token). key_of(x, e): expert
+// e's key of logit x.
 template <int S, bool kShared, class Key>
-__device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, WideShared &sh, TokenRange range,
-                                                         int warp, int lane, Key key_of) {
+__device__ __forceinline__ int32_t wide_select_tokens_keyed(const RouteArgs &a, WideShared &sh, TokenRange range,
+                                                            int warp, int lane, Key key_of) {
     const RankedExperts r = ranked_experts<kShared>(a);
     uint32_t *keys = reinterpret_cast<uint32_t *>(sh.warp_counts[warp]);
+    int32_t written = -1;
     for (int32_t t = range.begin; t < range.end; ++t) {
         const char *row = token_row<true>(a, t);
         uint32_t best, second;
@@ -404,9 +406,10 @@ __device__ __forceinline__ void wide_select_tokens_keyed(const RouteArgs &a, Wid
         if (!kShared && a.num_groups > 1) wide_keep_best_groups<S>(a, keys, lane, best, second);  // no groups with it
         int32_t id = -1;
         wide_rank_staged<S>(keys, best, second, r.n_select, lane, sh.rank[warp], id);
-        write_token<kShared>(a, row, t, id, lane);
+        written = write_token<kShared>(a, row, t, id, lane);
         __syncwarp();  // the row is the next token's
     }
+    return written;
 }
 
 // A row toward L2 by a warp, a 128-byte line a lane (and the line of its
@@ -509,22 +512,26 @@ __device__ __forceinline__ void wide_select_tokens(const RouteArgs &a, WideShare
         wide_hash_tokens(a, sh, range, warp, lane);
     } else {
         const float *bias = sh.bias;
+        int32_t last;
         if (!(a.flags & kFlagCorrectionBias))
-            wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane,
-                                                 [](float x, int) { return ordered_key(x); });
+            last = wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane,
+                                                        [](float x, int) { return ordered_key(x); });
         else if (a.flags & kFlagSqrtSoftplus)
-            wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
+            last = wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
                 return ordered_key(alphamoe_biased_score(alphamoe_sqrt_softplus(x), bias[e]));
             });
         else
-            wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
+            last = wide_select_tokens_keyed<S, kShared>(a, sh, range, warp, lane, [bias](float x, int e) {
                 return ordered_key(alphamoe_biased_score(alphamoe_sigmoid(x), bias[e]));
             });
         clear_row();
+        // The ids read back from the outputs, but the last token's, the
+        // lanes' own: a warp of one token waits on no read (e2048-m2048-k32-bm64).
         const int k = a.top_k;
         for (int32_t t = range.begin; t < range.end; ++t) {
             if (lane < k) {
-                const int32_t local = pair_local_expert(a, a.topk_ids[static_cast<int64_t>(t) * k + lane]);
+                const int32_t id = t + 1 < range.end ? a.topk_ids[static_cast<int64_t>(t) * k + lane] : last;
+                const int32_t local = pair_local_expert(a, id);
                 if (local >= 0) atomicAdd(&sh.warp_counts[warp][local], 1);
             }
         }
