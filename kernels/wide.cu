@@ -936,9 +936,9 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     __syncthreads();
     phase_clock(a, 2);
     // The warps' counts as exclusive prefixes over the CTA's warps, four
-    // experts a thread in 16-byte words: a scalar a thread was a quarter of
-    // the instructions' worth (e2048-m2048-k32-bm64). Experts past L, up
-    // to the next four, are counted as zeros (clear_row) and never read.
+    // experts a thread in 16-byte words, a quarter of the instructions of
+    // one a thread (e2048-m2048-k32-bm64). Experts past L, up to the next
+    // four, count zeros (clear_row) and are never read.
     const int active_warps = warps_with_tokens(cta_token_range(a, blockIdx.x));
     const int quads = (L + 3) / 4;
     for (int q = threadIdx.x; q < quads; q += kBlockThreads) {
