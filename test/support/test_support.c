@@ -48,6 +48,21 @@ uint64_t test_base_seed(void) {
 
 void rng_seed_for_test(test_rng *rng, uint64_t salt) { rng_seed(rng, test_base_seed() ^ salt); }
 
+int test_shard(int *count) {
+    *count = 1;
+    const char *env = getenv("ALPHAMOE_TEST_SHARD");
+    if (!env || !*env) return 0;
+    int i = 0, n = 0;
+    char tail = 0;
+    if (sscanf(env, "%d/%d%c", &i, &n, &tail) != 2 || n < 1 || i < 1 || i > n) {
+        printf("ALPHAMOE_TEST_SHARD=%s: expected i/n with 1 <= i <= n\n", env);
+        return -1;
+    }
+    printf("# shard %d of %d (ALPHAMOE_TEST_SHARD)\n", i, n);
+    *count = n;
+    return i - 1;
+}
+
 float bits_to_float(uint32_t bits) {
     float f;
     memcpy(&f, &bits, sizeof f);

@@ -23,6 +23,11 @@ uint64_t test_base_seed(void);
 /* Seeds rng from the run's base seed and a salt of the test's own, so each
  * test draws its own stream and still replays from the one printed seed. */
 void rng_seed_for_test(test_rng *rng, uint64_t salt);
+/* A sweep's share of its items under $ALPHAMOE_TEST_SHARD="i/n" (1 <= i <=
+ * n): item j is this run's where j % n == i - 1, every item without it.
+ * Sets *count to n (1 without it); returns the zero-based i, or -1 where the
+ * value is malformed (the test fails rather than sweep the wrong share). */
+int test_shard(int *count);
 
 /* ---- logits ---- */
 float bits_to_float(uint32_t bits);
