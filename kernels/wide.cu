@@ -227,6 +227,7 @@ __device__ __forceinline__ void wide_keep_best_groups(const RouteArgs &a, uint32
     const int size = a.num_experts / groups;
     const bool pair_sum = (a.flags & kFlagCorrectionBias) && a.num_experts > groups;
     uint32_t my_group = kNoCandidateKey;  // lane g < groups: the score key of group g
+    __syncwarp();  // a group's lanes read the keys other lanes staged
     for (int g = 0; g < groups; ++g) {
         uint32_t b = kNoCandidateKey, s = kNoCandidateKey;
         for (int e = g * size + lane; e < (g + 1) * size; e += 32) merge_best_two(b, s, keys[e], kNoCandidateKey);
@@ -234,6 +235,7 @@ __device__ __forceinline__ void wide_keep_best_groups(const RouteArgs &a, uint32
         if (lane == g) my_group = score;
     }
     const uint32_t kept = best_groups(my_group, groups, a.topk_groups, lane);
+    __syncwarp();  // and those reads end before a lane drops its own keys
     best = second = kNoCandidateKey;
 #pragma unroll 2
     for (int i = 0; i < S; ++i) {
