@@ -144,17 +144,27 @@ __device__ __noinline__ float wide_full_row_softmax(const char *row, int num_exp
     return active && !isnan(x) ? expf(x - m) / sum : 0.0f;
 }
 
-// A token's keys in the warp's row of shared memory, slot i of lane l at
-// word 32 i + l (contract: the logits, or with a correction bias
-// fl(score + b); kNoCandidateKey past the candidates), and each lane's best
-// two. The row's loads are all issued first, straight from memory into
-// registers and on into the row; the keys are then formed in a rolled
-// loop: a warp ranking one token runs every instruction it fetches many
-// times, where unrolled slots are fetched one after the other
-// (e896-m1-k16-bm64-kimi-k3).
-template <int S, class Key>
-__device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, int n_candidates, int lane,
-                                           uint32_t *keys, uint32_t &best, uint32_t &second, Key key_of) {
+// A token's logits into the warp's row of shared memory, slot i of lane l
+// (expert 32 i + l) at word 32 i + l; 16-bit logits widened to fp32 bits.
+// A row of fp32 logits lies there as it lies in memory: copied
+// asynchronously, every slot's load is in flight at once and none holds a
+// register, where loads into registers went in two halves, the second
+// issued once the first had arrived (e2048-m2048-k32-bm64).
+template <int S>
+__device__ __forceinline__ void stage_row(const RouteArgs &a, const char *row, int n_candidates, int lane,
+                                          uint32_t *keys) {
+    if (a.logits_type == kLogitsF32) {
+        const float *logits = reinterpret_cast<const float *>(row);
+        const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(keys));
+#pragma unroll 8
+        for (int i = 0; i < S; ++i) {
+            const int e = i * 32 + lane;
+            if (e < n_candidates)
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(to + 4u * e), "l"(logits + e) : "memory");
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+        return;
+    }
     // Rows of 64 slots in two halves: 64 loads in flight beside the rest
     // of the ranking's state would spill.
     constexpr int kChunk = S < 32 ? S : 32;
@@ -170,6 +180,18 @@ __device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, 
         for (int i = 0; i < kChunk; ++i) keys[(c + i) * 32 + lane] = __float_as_uint(x[i]);
         asm volatile("" ::: "memory");  // the next half's loads stay after these stores
     }
+}
+
+// A token's keys in the warp's row (stage_row; contract: the logits, or
+// with a correction bias fl(score + b); kNoCandidateKey past the
+// candidates), and each lane's best two. The keys are formed in a rolled
+// loop: a warp ranking one token runs every instruction it fetches many
+// times, where unrolled slots are fetched one after the other
+// (e896-m1-k16-bm64-kimi-k3).
+template <int S, class Key>
+__device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, int n_candidates, int lane,
+                                           uint32_t *keys, uint32_t &best, uint32_t &second, Key key_of) {
+    stage_row<S>(a, row, n_candidates, lane, keys);
     best = second = kNoCandidateKey;
 #pragma unroll 2
     for (int i = 0; i < S; ++i) {
