@@ -146,6 +146,7 @@ __device__ __noinline__ float wide_full_row_softmax(const char *row, int num_exp
 
 // A token's logits into the warp's row of shared memory, slot i of lane l
 // (expert 32 i + l) at word 32 i + l; 16-bit logits widened to fp32 bits.
+// Words past the candidates are left undefined (stage_keys fills them).
 // A row of fp32 logits lies there as it lies in memory: copied
 // asynchronously, every slot's load is in flight at once and none holds a
 // register, where loads into registers went in two halves, the second
@@ -156,13 +157,33 @@ __device__ __forceinline__ void stage_row(const RouteArgs &a, const char *row, i
     if (a.logits_type == kLogitsF32) {
         const float *logits = reinterpret_cast<const float *>(row);
         const uint32_t to = static_cast<uint32_t>(__cvta_generic_to_shared(keys));
+        if ((reinterpret_cast<uintptr_t>(row) & 15u) == 0) {
+            // A 16-byte aligned row in 16-byte pieces, a quarter of the
+            // copies; the last piece reads only the row's words and zeroes
+            // the rest (e2048-m2048-k32-bm64). A lane's slots come from
+            // other lanes' pieces: the warp syncs once they have landed.
+            static_assert(S % 4 == 0, "a lane's pieces are four slots");
+#pragma unroll 4
+            for (int i = 0; i < S / 4; ++i) {
+                const int e = 4 * (i * 32 + lane);
+                if (e < n_candidates) {
+                    const uint32_t bytes = 4u * static_cast<uint32_t>(min(4, n_candidates - e));
+                    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(to + 4u * e), "l"(logits + e),
+                                 "r"(bytes)
+                                 : "memory");
+                }
+            }
+        } else {
 #pragma unroll 8
-        for (int i = 0; i < S; ++i) {
-            const int e = i * 32 + lane;
-            if (e < n_candidates)
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(to + 4u * e), "l"(logits + e) : "memory");
+            for (int i = 0; i < S; ++i) {
+                const int e = i * 32 + lane;
+                if (e < n_candidates)
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(to + 4u * e), "l"(logits + e)
+                                 : "memory");
+            }
         }
         asm volatile("cp.async.wait_all;" ::: "memory");
+        __syncwarp();
         return;
     }
     // Rows of 64 slots in two halves: 64 loads in flight beside the rest
@@ -193,14 +214,17 @@ __device__ __forceinline__ void stage_keys(const RouteArgs &a, const char *row, 
                                            uint32_t *keys, uint32_t &best, uint32_t &second, Key key_of) {
     stage_row<S>(a, row, n_candidates, lane, keys);
     best = second = kNoCandidateKey;
+    // The lane's candidates are its first `mine` slots: no bound per slot.
+    const int mine = n_candidates > lane ? min(S, (n_candidates - lane + 31) >> 5) : 0;
 #pragma unroll 2
-    for (int i = 0; i < S; ++i) {
+    for (int i = 0; i < mine; ++i) {
         const int e = i * 32 + lane;
-        const uint32_t key = e < n_candidates ? key_of(__uint_as_float(keys[e]), e) : kNoCandidateKey;
+        const uint32_t key = key_of(__uint_as_float(keys[e]), e);
         keys[e] = key;
         second = max(second, min(best, key));
         best = max(best, key);
     }
+    for (int i = mine; i < S; ++i) keys[i * 32 + lane] = kNoCandidateKey;
 }
 
 // wide_rank_staged's general rounds (many equal keys): each round the
