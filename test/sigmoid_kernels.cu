@@ -1,6 +1,7 @@
 // The kernels' row sigmoid under test: see sigmoid_kernels.h.
 #include "sigmoid_kernels.h"
 
+#include "common/score_bounds.cuh"
 #include "common/sigmoid_slots.cuh"
 
 namespace {
@@ -96,6 +97,35 @@ __global__ void sweep_sqrt_softplus(double max_ulp, sqrt_softplus_sweep *result)
     atomicAdd(&result->over_bound, over);
 }
 
+// Whether lo <= score <= hi, NaN bounds standing for a NaN score only.
+__device__ bool bounds_hold(float lo, float score, float hi) {
+    if (isnan(score)) return isnan(lo) && isnan(hi);
+    return lo <= score && score <= hi;
+}
+
+// Every input's bounds (score_bounds.cuh) against the exact score.
+__global__ void sweep_score_bounds(score_bounds_sweep *result) {
+    unsigned long long outside = 0, tight = 0;
+    uint32_t first = 0xffffffffu;
+    for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < (1ull << 32);
+         i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+        const uint32_t bits = static_cast<uint32_t>(i);
+        const float x = __uint_as_float(bits);
+        float lo, hi;
+        alphamoe::sqrt_softplus_bounds(x, lo, hi);
+        const float score = alphamoe_sqrt_softplus(x);
+        if (!bounds_hold(lo, score, hi)) {
+            ++outside;
+            first = min(first, bits);
+        } else if (score > 0x1p-100f && score < 0x1p100f && hi - lo <= score * 0x1p-10f) {
+            ++tight;
+        }
+    }
+    atomicAdd(&result->outside, outside);
+    atomicAdd(&result->tight, tight);
+    atomicMin(&result->first_outside, first);
+}
+
 __global__ void sqrt_softplus_kernel(const uint32_t *in, uint32_t *out, int32_t n) {
     const int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = __float_as_uint(alphamoe_sqrt_softplus(__uint_as_float(in[i])));
@@ -158,6 +188,25 @@ extern "C" cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result) {
     if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
     if (status == cudaSuccess) {
         sweep_all_inputs<<<sms * 8, kThreads>>>(device);
+        status = cudaGetLastError();
+    }
+    if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);
+    cudaFree(device);
+    return status;
+}
+
+extern "C" cudaError_t score_bounds_sweep_all_inputs(score_bounds_sweep *result) {
+    score_bounds_sweep *device = nullptr;
+    cudaError_t status = cudaMalloc(&device, sizeof *device);
+    if (status != cudaSuccess) return status;
+    score_bounds_sweep start = {};
+    start.first_outside = 0xffffffffu;
+    status = cudaMemcpy(device, &start, sizeof start, cudaMemcpyHostToDevice);
+    int device_index = 0, sms = 0;
+    if (status == cudaSuccess) status = cudaGetDevice(&device_index);
+    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
+    if (status == cudaSuccess) {
+        sweep_score_bounds<<<sms * 8, kThreads>>>(device);
         status = cudaGetLastError();
     }
     if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);

@@ -3,7 +3,8 @@
  * as bit patterns, and over every one of the 2^32 fp32 bit patterns against
  * score_math.h's alphamoe_sigmoid on the device; score_math.h's
  * sqrt-softplus, which the kernels call as it is, over every input against
- * float64. */
+ * float64; the bounds on the sqrt-softplus the kernels rank by before
+ * scoring, over every input against the exact score. */
 #ifndef ALPHAMOE_TEST_SIGMOID_KERNELS_H
 #define ALPHAMOE_TEST_SIGMOID_KERNELS_H
 
@@ -50,6 +51,17 @@ cudaError_t sqrt_softplus_sweep_all_inputs(double max_ulp, sqrt_softplus_sweep *
 
 /* alphamoe_sqrt_softplus of n inputs on the device, host buffers in and out. */
 cudaError_t sqrt_softplus_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n);
+
+/* The kernels' bounds on the sqrt-softplus (kernels/common/score_bounds.cuh)
+ * for every fp32 bit pattern against score_math.h's exact score on the
+ * device. */
+typedef struct score_bounds_sweep {
+    unsigned long long outside;  /* inputs whose score is outside its bounds (or NaN bounds of a number) */
+    unsigned long long tight;    /* inputs of normal scores whose bounds are within 2^-10 of the score */
+    uint32_t first_outside;      /* the smallest such input's bits; 0xffffffff for none */
+} score_bounds_sweep;
+
+cudaError_t score_bounds_sweep_all_inputs(score_bounds_sweep *result);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,8 @@
  * the device, and for random and special inputs against the host. The
  * sqrt-softplus, which the kernels call as it is, for every input against
  * float64 on the device, and for random and special ones against the
- * host. */
+ * host. The bounds on the sqrt-softplus that rankings by bounds take, for
+ * every input against the exact score. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,6 +125,25 @@ static void gpu_sqrt_softplus_matches_host(void **state) {
     free(out);
 }
 
+/* A warp ranking biased sqrt-softplus keys takes every expert's bounds
+ * and only the few experts whose bounds reach the chosen ones' exact
+ * score: a score outside its bounds could drop a chosen expert. Bounds
+ * that hold by being loose would make every expert a candidate: most
+ * must be tight. */
+static void gpu_score_bounds_all_inputs(void **state) {
+    (void)state;
+    score_bounds_sweep sweep;
+    assert_int_equal(score_bounds_sweep_all_inputs(&sweep), cudaSuccess);
+    printf("# sqrt-softplus bounds: all 4294967296 inputs, %llu outside, %llu within 2^-10 of a normal score\n",
+           sweep.outside, sweep.tight);
+    if (sweep.outside != 0)
+        fail_msg("%llu scores outside their bounds; first input 0x%08x (%.9g)", sweep.outside, sweep.first_outside,
+                 (double)alphamoe_bits_float(sweep.first_outside));
+    /* Normal scores come from about 2^31 + 2^30 inputs: every positive
+     * number and the negatives above about -138. */
+    assert_true(sweep.tight > (1ull << 31));
+}
+
 int main(int argc, char **argv) {
     if (gpu_skip_without_device()) return SKIP_RETURN_CODE;
     const struct CMUnitTest tests[] = {
@@ -131,6 +151,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(gpu_sigmoid_matches_host),
         cmocka_unit_test(gpu_sqrt_softplus_all_inputs),
         cmocka_unit_test(gpu_sqrt_softplus_matches_host),
+        cmocka_unit_test(gpu_score_bounds_all_inputs),
     };
     if (argc > 1) cmocka_set_test_filter(argv[1]);
     return cmocka_run_group_tests_name("gpu_sigmoid", tests, NULL, NULL);

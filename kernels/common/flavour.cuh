@@ -15,6 +15,7 @@
 
 #include "common/entry_point.cuh"
 #include "common/ordered_key.cuh"
+#include "common/score_bounds.cuh"
 #include "common/score_math.h"
 #include "common/sigmoid_slots.cuh"
 #include "common/streamed_load.cuh"
@@ -398,6 +399,79 @@ __device__ __forceinline__ float sigmoid_weight(float logit, bool active, bool r
 // kernels, else the sigmoid.
 __device__ __forceinline__ float expert_score(float x) {
     return kSqrtSoftplusScores ? alphamoe_sqrt_softplus(x) : alphamoe_sigmoid(x);
+}
+
+// warp_rank_keys over flavour_keys' sqrt-softplus keys with a correction
+// bias and no groups, from bounds on each key: fl(lo + b) <= fl(s + b) <=
+// fl(hi + b) (score_bounds.cuh; rounding keeps the order). The
+// n_select-th largest of the lanes' largest lower bounds bounds the chosen
+// keys from below, as in warp_rank_keys; only the experts whose upper
+// bound reaches it can be chosen, and only those, gathered one a lane,
+// take their exact key: a few instructions a slot rather than a
+// sqrt-softplus each (e384-m4096-k6-bm64-deepseek-v4-pro). The sigmoid's
+// keys cost too little for bounds to pay (e384-m4096-k8-bm64-kimi-k2).
+// Returns false, having written no output, where the bound is at or below
+// -inf's key (lower bounds of NaN count as -inf there) or more than 32
+// experts reach it: the caller then ranks the exact keys.
+template <int S>
+__device__ __forceinline__ bool warp_rank_biased_by_bounds(const RouteArgs &a, const RowSlice<S> &row,
+                                                           int n_candidates, int n_select, int lane,
+                                                           RankScratch &scratch, int32_t &id_out,
+                                                           uint32_t &key_out, uint32_t &first_key) {
+    float high[S];
+    float lane_low = -INFINITY;
+    // Groups of 4 slots past the first half only where the row reaches
+    // them, as flavour_keys takes them.
+    constexpr int kGroup = S < 4 ? S : 4;
+#pragma unroll
+    for (int g = 0; g < S; g += kGroup) {
+#pragma unroll
+        for (int i = g; i < g + kGroup; ++i) high[i] = -INFINITY;  // reaches no bound above -inf's key
+        if (g < S / 2 || g * 32 < n_candidates) {
+#pragma unroll
+            for (int i = g; i < g + kGroup; ++i) {
+                if (slot_in_row<S>(i, lane, n_candidates)) {
+                    const float b = __ldg(a.correction_bias + lane + i * 32);
+                    float lo, hi;
+                    sqrt_softplus_bounds(row.value[i], lo, hi);
+                    lane_low = fmaxf(lane_low, alphamoe_biased_score(lo, b));
+                    high[i] = alphamoe_biased_score(hi, b);
+                }
+            }
+        }
+    }
+    const uint32_t bound = scratch_nth_largest_bound(scratch, ordered_key(lane_low), n_select, lane);
+    if (bound <= ordered_key(-INFINITY)) return false;
+    // key >= bound <=> value >= threshold for every value but NaN, which
+    // reaches no bound above -inf's.
+    const float threshold = key_value(bound);
+    uint32_t count = 0;
+#pragma unroll
+    for (int i = 0; i < S; ++i) count -= reaches_mask(high[i], threshold);
+    int32_t at, gathered;
+    warp_exclusive_sum_of_counts(count, lane, &at, &gathered, 5);
+    if (gathered > 32) return false;
+    uint32_t *next = &scratch.gathered.value[at];  // the ids 32 words after
+#pragma unroll
+    for (int i = 0; i < S; ++i) {
+        if (high[i] >= threshold) {
+            next[0] = __float_as_uint(row.value[i]);
+            next[32] = static_cast<uint32_t>(i * 32 + lane);
+            ++next;
+        }
+    }
+    __syncwarp();
+    const float x = __uint_as_float(scratch.gathered.value[lane]);
+    const int32_t id = static_cast<int32_t>(scratch.gathered.id[lane]);
+    const bool mine = lane < gathered;
+    const uint32_t key =
+        mine ? ordered_key(alphamoe_biased_score(expert_score(x), __ldg(a.correction_bias + id))) : 0u;
+    __syncwarp();  // the list is read before the ranking's values overwrite it
+    const uint64_t value = mine ? rank_value(key, id) : 0u;  // 0, rank_gathered_wide's padding
+    scratch.chosen[lane] = value;
+    __syncwarp();
+    rank_gathered_wide<8>(scratch, value, gathered, n_select, lane, id_out, key_out, first_key);
+    return true;
 }
 
 // sigmoid_weight from the active lanes' scores, already taken (a CTA's

@@ -333,11 +333,21 @@ __device__ __forceinline__ void select_tokens(const RouteArgs &a, CtaShared &sh,
             warp_rank_half_row<S>(a, current, n_candidates, n_select, lane, sh.rank_scratch[warp], id, chosen,
                                   largest);
         } else if (kFlavoured) {
-            uint32_t key[S], chosen_key = kNoCandidateKey, first_key;
-            flavour_keys(a, current, n_candidates, lane, key);
-            if (a.num_groups > 1) keep_best_groups(a, lane, key);
-            warp_rank_keys<S, /*kCountInSteps=*/true>(key, n_select, lane, sh.rank_scratch[warp], id, chosen_key,
-                                                      first_key);
+            uint32_t chosen_key = kNoCandidateKey, first_key;
+            bool by_bounds = false;
+            // Sqrt-softplus rows of 16 slots with a bias rank by bounds on
+            // the keys (e384-m4096-k6-bm64-deepseek-v4-pro).
+            if constexpr (kSqrtSoftplusScores && S == 16)
+                by_bounds = (a.flags & kFlagCorrectionBias) && a.num_groups <= 1 &&
+                            warp_rank_biased_by_bounds<S>(a, current, n_candidates, n_select, lane,
+                                                          sh.rank_scratch[warp], id, chosen_key, first_key);
+            if (!by_bounds) {
+                uint32_t key[S];
+                flavour_keys(a, current, n_candidates, lane, key);
+                if (a.num_groups > 1) keep_best_groups(a, lane, key);
+                warp_rank_keys<S, /*kCountInSteps=*/true>(key, n_select, lane, sh.rank_scratch[warp], id,
+                                                          chosen_key, first_key);
+            }
             chosen = key_value(chosen_key);
             largest = key_value(first_key);
         } else if (kHalfLogits) {
