@@ -133,22 +133,30 @@ __global__ void sqrt_softplus_kernel(const uint32_t *in, uint32_t *out, int32_t 
 
 }  // namespace
 
-extern "C" cudaError_t sqrt_softplus_sweep_all_inputs(double max_ulp, sqrt_softplus_sweep *result) {
-    sqrt_softplus_sweep *device = nullptr;
+// A sweep over every input: `start` copied to the device, launch(device
+// copy, blocks) run there (8 CTAs a multiprocessor), the result copied back.
+template <class Result, class Launch>
+cudaError_t sweep_on_device(const Result &start, Result *result, Launch launch) {
+    Result *device = nullptr;
     cudaError_t status = cudaMalloc(&device, sizeof *device);
     if (status != cudaSuccess) return status;
-    const sqrt_softplus_sweep start = {};
     status = cudaMemcpy(device, &start, sizeof start, cudaMemcpyHostToDevice);
     int device_index = 0, sms = 0;
     if (status == cudaSuccess) status = cudaGetDevice(&device_index);
     if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
     if (status == cudaSuccess) {
-        sweep_sqrt_softplus<<<sms * 8, kThreads>>>(max_ulp, device);
+        launch(device, sms * 8);
         status = cudaGetLastError();
     }
     if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);
     cudaFree(device);
     return status;
+}
+
+extern "C" cudaError_t sqrt_softplus_sweep_all_inputs(double max_ulp, sqrt_softplus_sweep *result) {
+    return sweep_on_device(sqrt_softplus_sweep{}, result, [max_ulp](sqrt_softplus_sweep *device, int blocks) {
+        sweep_sqrt_softplus<<<blocks, kThreads>>>(max_ulp, device);
+    });
 }
 
 // n input bit patterns copied to the device, launch(in, out) run there,
@@ -177,41 +185,18 @@ extern "C" cudaError_t sqrt_softplus_of(const uint32_t *input_bits, uint32_t *ou
 }
 
 extern "C" cudaError_t sigmoid_sweep_all_inputs(sigmoid_sweep *result) {
-    sigmoid_sweep *device = nullptr;
-    cudaError_t status = cudaMalloc(&device, sizeof *device);
-    if (status != cudaSuccess) return status;
     sigmoid_sweep start = {};
     start.first_mismatch = 0xffffffffu;
-    status = cudaMemcpy(device, &start, sizeof start, cudaMemcpyHostToDevice);
-    int device_index = 0, sms = 0;
-    if (status == cudaSuccess) status = cudaGetDevice(&device_index);
-    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
-    if (status == cudaSuccess) {
-        sweep_all_inputs<<<sms * 8, kThreads>>>(device);
-        status = cudaGetLastError();
-    }
-    if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);
-    cudaFree(device);
-    return status;
+    return sweep_on_device(start, result,
+                           [](sigmoid_sweep *device, int blocks) { sweep_all_inputs<<<blocks, kThreads>>>(device); });
 }
 
 extern "C" cudaError_t score_bounds_sweep_all_inputs(score_bounds_sweep *result) {
-    score_bounds_sweep *device = nullptr;
-    cudaError_t status = cudaMalloc(&device, sizeof *device);
-    if (status != cudaSuccess) return status;
     score_bounds_sweep start = {};
     start.first_outside = 0xffffffffu;
-    status = cudaMemcpy(device, &start, sizeof start, cudaMemcpyHostToDevice);
-    int device_index = 0, sms = 0;
-    if (status == cudaSuccess) status = cudaGetDevice(&device_index);
-    if (status == cudaSuccess) status = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_index);
-    if (status == cudaSuccess) {
-        sweep_score_bounds<<<sms * 8, kThreads>>>(device);
-        status = cudaGetLastError();
-    }
-    if (status == cudaSuccess) status = cudaMemcpy(result, device, sizeof *result, cudaMemcpyDeviceToHost);
-    cudaFree(device);
-    return status;
+    return sweep_on_device(start, result, [](score_bounds_sweep *device, int blocks) {
+        sweep_score_bounds<<<blocks, kThreads>>>(device);
+    });
 }
 
 extern "C" cudaError_t sigmoid_rows_of(const uint32_t *input_bits, uint32_t *output_bits, int32_t n) {
