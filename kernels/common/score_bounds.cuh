@@ -12,6 +12,8 @@
 #ifndef ALPHAMOE_KERNELS_SCORE_BOUNDS_CUH
 #define ALPHAMOE_KERNELS_SCORE_BOUNDS_CUH
 
+#include <math.h>
+
 namespace alphamoe {
 
 // The margin: relative, and absolute for results near or below the
