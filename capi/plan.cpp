@@ -179,7 +179,15 @@ uint32_t plan_bits_of(const LaunchPlan &plan, const Call &c, const Tuning &t) {
     const Variant v = entry_info(plan.entry).variant;
     const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
     uint32_t bits = 0;
-    if (k.wide) return bits;  // the wide kernels plan every call one way
+    if (k.wide) {
+        // A wide grid of more than kWideOneBarrierCtas CTAs (not a token
+        // a CTA) over plan experts that fit the exchange sets exchanges by
+        // group sums, with no grid barrier (e384-m4096-k6-bm64-deepseek-v4-hash).
+        if (plan.grid_ctas > kWideOneBarrierCtas && v != kVariant_token_ctas && p.local_expert_count <= kMaxExperts &&
+            group_sums_hold(cta_grouping(plan.grid_ctas), plan.tokens_per_cta, p.top_k))
+            bits |= kPlanGroupSums;
+        return bits;
+    }
     const bool one_cta = plan.specialization == ALPHAMOE_SPECIALIZATION_TINY;
     // A token a warp at most in one CTA, each token's k ids distinct plan
     // experts: the few-token plans (kernels/common/few_token_plan.cuh).

@@ -87,10 +87,12 @@ enum PlanBits : uint32_t {
     kPlanTokenWarps = 0x40000u,   // the few-token plan by token warps (plain kernels)
     kPlanTokenBits = 0x80000u,    // a grid CTA of a token a warp at most counts by token bits (route_cta.cuh)
     kPlanStagedPairs = 0x100000u, // a staged entry point stages the CTA's pairs (route_cta.cuh)
+    kPlanGroupSums = 0x200000u,   // a wide grid exchanges counts by group sums (group_sums_exchange.cuh)
 };
 static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlagExpertMap | kFlagHashRouting |
                 kFlagRedundantExperts | kFlagSigmoid | kFlagSqrtSoftplus) &
-               (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs)) == 0,
+               (kPlanFewTokens | kPlanOneToken | kPlanTokenWarps | kPlanTokenBits | kPlanStagedPairs |
+                kPlanGroupSums)) == 0,
               "RouteFlags and PlanBits share RouteArgs::flags");
 
 // A wide kernel's dynamic shared memory (kernels/wide.cu): per warp a row
@@ -100,6 +102,10 @@ static_assert(((kFlagTailFill | kFlagNoRenormalize | kFlagCorrectionBias | kFlag
 constexpr int kWideSharedBytes = 180 * 1024;
 // A wide grid keeps its totals in the count table's row after its CTAs'.
 constexpr int kWideMaxGridCtas = kMaxGridCtas - 1;
+// A wide grid of up to this many CTAs sums the count table's rows after one
+// grid barrier (e896-m128-k16-bm64-kimi-k3); a larger one over at most
+// kMaxExperts plan experts exchanges by group sums (kPlanGroupSums).
+constexpr int kWideOneBarrierCtas = 8;
 
 // The grouped selection keeps one group score per lane.
 constexpr int kMaxGpuGroups = 32;

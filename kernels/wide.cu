@@ -7,7 +7,9 @@
 // and 16-bit ids; here a warp ranks a token from its row of dynamic shared
 // memory (or takes its experts from the hash table), the same row then
 // counts its pairs per expert, and the grid turns the counts into
-// positions through the count table (wide_exchange).
+// positions by group sums where the plan's experts are at most
+// kMaxExperts (wide_exchange_by_group_sums), else through the count table
+// (wide_exchange).
 //
 // Order inside an expert's group is ascending pair index, as in every
 // kernel: a warp owns a contiguous run of tokens, its counts become
@@ -20,6 +22,7 @@
 #include "common/entry_point.cuh"
 #include "common/flavour.cuh"
 #include "common/grid_barrier.cuh"
+#include "common/group_sums_exchange.cuh"
 #include "common/phase_clock.cuh"
 #include "common/route_cta.cuh"
 
@@ -28,8 +31,6 @@ using namespace alphamoe;
 namespace {
 
 static_assert(kWarpsPerBlock * 32 == kBlockThreads, "a warp a token in flight");
-
-constexpr int kWideOneBarrierCtas = 8;
 
 // A warp's ranking scratch (wide_rank_staged): the 64 bound candidates,
 // up to 64 gathered candidates, the chosen.
@@ -873,6 +874,24 @@ __device__ __forceinline__ void wide_exchange(const RouteArgs &a, WideShared &sh
     __syncthreads();
 }
 
+// Every thread of the CTA: the exchange of a grid planned with
+// kPlanGroupSums (at most kMaxExperts plan experts, more than
+// kWideOneBarrierCtas CTAs), which meets at no grid barrier, where the
+// count table's exchange meets twice (e384-m4096-k6-bm64-deepseek-v4-hash).
+// sh.total holds the CTA's counts, and gets the call's; sh.before (zero)
+// gets the earlier CTAs'.
+__device__ __forceinline__ void wide_exchange_by_group_sums(const RouteArgs &a, WideShared &sh, uint32_t phase) {
+    const int e = threadIdx.x;
+    const bool mine = e < a.plan_experts;
+    int32_t total = 0, earlier = 0;
+    exchange_by_group_sums<false>(a, phase, mine ? sh.total[e] : 0, &total, &earlier, [] {});
+    if (mine) {
+        sh.total[e] = total;
+        sh.before[e] = earlier;
+    }
+    __syncthreads();
+}
+
 // Every thread of the CTA: ranks (or hashes) token t and writes it in
 // warp 0, whose lane j < k returns pair j's id (write_token).
 template <int S, bool kShared>
@@ -955,6 +974,8 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     phase_clock(a, 0);
     wait_for_preceding_kernel();
     phase_clock(a, 1);
+    // The exchange's phase word, read while the tokens are ranked.
+    const uint32_t phase = (a.flags & kPlanGroupSums) ? read_exchange_phase(a) : 0u;
     if (route_empty_call(a)) {
         allow_dependent_launch();
         return;
@@ -1005,6 +1026,8 @@ __device__ __forceinline__ void route_wide(const RouteArgs &a) {
     phase_clock(a, 3);
     if (kTokenCtas)
         wide_exchange_pairs(a, sh);
+    else if (a.flags & kPlanGroupSums)
+        wide_exchange_by_group_sums(a, sh, phase);
     else if (gridDim.x > 1)
         wide_exchange(a, sh);  // uniform: the grid's size
     phase_clock(a, 4);

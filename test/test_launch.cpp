@@ -141,7 +141,18 @@ int row_slots(const alphamoe_params &p) {
 /* RouteArgs.flags' plan bits as kernels/route_args.h documents each, for entry
  * point e on the selection's grid. */
 uint32_t expected_plan_bits(const alphamoe_params &p, int32_t M, const alphamoe_selection &s, const EntryName &e) {
-    if (e.wide) return 0;  // the wide kernels plan every call one way
+    if (e.wide) {
+        // Group sums: a grid of more than kWideOneBarrierCtas CTAs, not a
+        // token a CTA, over at most kMaxExperts plan experts, whose groups'
+        // pairs of an expert fit the sums (route_args.h).
+        int32_t groups = 1;
+        while (groups * groups < s.grid_ctas) ++groups;
+        const int64_t group_ctas = (s.grid_ctas + groups - 1) / groups;
+        const bool group_sums = s.grid_ctas > alphamoe::kWideOneBarrierCtas && e.variant != "_token_ctas" &&
+                                p.local_expert_count <= alphamoe::kMaxExperts &&
+                                group_ctas * s.tokens_per_cta * p.top_k < (int64_t{1} << kGroupSumArrivedShift);
+        return group_sums ? alphamoe::kPlanGroupSums : 0u;
+    }
     const bool one_cta = s.specialization == ALPHAMOE_SPECIALIZATION_TINY;
     const bool expert_map = (p.flags & ALPHAMOE_FLAG_EXPERT_MAP) != 0;
     // Few tokens: one CTA, a token a warp at most, and each token's ids
