@@ -461,14 +461,6 @@ __device__ __forceinline__ int32_t wide_select_tokens_keyed(const RouteArgs &a, 
     return written;
 }
 
-// A row toward L2 by a warp, a 128-byte line a lane (and the line of its
-// last byte).
-__device__ __forceinline__ void prefetch_row_to_l2(const RouteArgs &a, const char *row, int lane) {
-    const int32_t row_bytes = a.num_experts * (a.logits_type == kLogitsF32 ? 4 : 2);
-    for (int32_t at = lane * 128; at < row_bytes + 127; at += 32 * 128)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(row + min(at, row_bytes - 1)));
-}
-
 // Entry j < k of the hash table's row of token id v, unchecked (a load is
 // waited for only where its value is used), or -1 for j >= k or an id
 // outside [0, vocab_size): the table is read only inside its rows.
@@ -901,11 +893,31 @@ __device__ __forceinline__ int32_t select_cta_token(const RouteArgs &a, WideOneT
     const char *row = token_row<true>(a, t);
     prefetch_lookup_tables(a);
     int32_t id = -1;
-    if (!kShared && (a.flags & kFlagHashRouting)) {  // its logits head for L2 while the id and entry load
-        if (warp0) {
-            prefetch_row_to_l2(a, row, lane);
-            id = hashed_expert(a, hash_entry(a, __ldg(a.token_ids + t), lane));
+    if (!kShared && (a.flags & kFlagHashRouting)) {
+        // The whole row into shared memory while warp 0 loads the token's
+        // id and then its entries: a pair's logit then waits on no third
+        // memory round trip (e384-m1-k6-bm64-deepseek-v4-hash). The id's
+        // load goes first, and the row's loads into registers, so neither
+        // waits for the other.
+        const int32_t token_id = warp0 ? __ldg(a.token_ids + t) : -1;
+        constexpr int kPerThread = kWideMaxExperts / kBlockThreads;
+        float x[kPerThread];
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i) {
+            const int e = threadIdx.x + kBlockThreads * i;
+            x[i] = e < a.num_experts ? load_logit<true>(a, row, e) : 0.0f;
         }
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i) {
+            const int e = threadIdx.x + kBlockThreads * i;
+            if (e < a.num_experts) sh.keys[e] = __float_as_uint(x[i]);
+        }
+        if (warp0) id = hashed_expert(a, hash_entry(a, token_id, lane));
+        __syncthreads();
+        phase_clock(a, 2);
+        if (!warp0) return -1;
+        const bool weighed = lane < a.top_k && id >= 0;
+        return write_token_of_logits(a, row, t, id, lane, weighed ? __uint_as_float(sh.keys[id]) : 0.0f);
     } else if (ranked_experts<kShared>(a).n_select > 0) {
         rank_one_token<S, kShared>(a, sh, row, id);
     }

@@ -31,15 +31,16 @@ enum {
      * boundaries into header words 8.., as int64 values. */
     kWsPhaseClockWord = 8,
     kPhaseClockCount = 7,
-    /* The large kernel's phase word: bit 31, flipped once per large call,
-     * names the exchange set the call uses; the other bits stay zero. */
+    /* The phase word: bit 31, flipped once per call that exchanges by
+     * group sums (the large kernels, the wide grids planned so), names the
+     * exchange set the call uses; the other bits stay zero. */
     kWsLargePhaseWord = 32,
     kWsHeaderWords = 64,
     /* The large kernel's CTAs form groups of consecutive CTAs (about sqrt of
      * the grid each, so at most 16 groups of at most 16). */
     kMaxCtaGroups = 16,
     kMaxGroupCtas = 16,
-    /* Two exchange sets follow the header (large kernel). A call uses the
+    /* Two exchange sets follow the header (group sums). A call uses the
      * set its phase word names and zeroes the whole other set for the next
      * call; sets of a fixed size at fixed places keep that true whatever the
      * L of the calls sharing the workspace. In a set:

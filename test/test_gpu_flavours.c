@@ -820,6 +820,71 @@ static void gpu_flavours_entry_points_agree(void **state) {
     assert_int_equal(never, 0);
 }
 
+/* Routers of different kernels take turns on one workspace, as the
+ * contract allows: the large kernel's exchange sets and phase word, the
+ * wide grids' group sums over the same sets (hash routing, redundant
+ * experts; a large grid and a forced small one), the count table of a wide
+ * grid over more than 512 plan experts and of a small cooperative grid.
+ * Each round takes them in another order, so each call meets the phase
+ * word either way; every call must equal its host reference, and the
+ * workspace must end ready for the next call. */
+static void gpu_flavours_shared_workspace(void **state) {
+    (void)state;
+    test_rng rng = case_rng(112);
+    static const flavour kinds[] = {
+        {"softmax, renormalized", NULL, 512, 10, 0, SMX, F32, 0, 0, 0.0f, EP_NONE, 0},
+        {"hash routing, sqrt-softplus", NULL, 384, 6, 0, SSP, F32, 0, 0, 1.5f, EP_NONE, 1000},
+        {"redundant experts, sigmoid, bias", NULL, 256, 8, REPLICAS | BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE, 0},
+        {"softmax, scaled, top-20", NULL, 1024, 20, 0, SMX, F32, 0, 0, 2.5f, EP_NONE, 0},
+        {"hash routing, sqrt-softplus", NULL, 384, 6, 0, SSP, F32, 0, 0, 1.5f, EP_NONE, 1000},
+        {"sigmoid with correction bias", NULL, 256, 8, BIAS, SIG, F32, 0, 0, 2.5f, EP_NONE, 0},
+    };
+    /* M and the forced specialization of each kind: the hash router's
+     * second turn is a small grid of 38 CTAs, the sigmoid router's a small
+     * cooperative grid of 64. */
+    static const int32_t tokens[] = {4096, 4096, 2048, 2048, 300, 512};
+    static const int32_t forced[] = {0, 0, 0, 0, ALPHAMOE_SPECIALIZATION_SMALL, ALPHAMOE_SPECIALIZATION_SMALL};
+    enum { n = COUNT(kinds) };
+    route_case cases[n];
+    case_inputs in[n];
+    device_plan d[n];
+    size_t bytes = 0;
+    for (int i = 0; i < n; ++i) {
+        const route_case c = {&kinds[i], kinds[i].E, kinds[i].k, 64, tokens[i], 0, 0u, forced[i],
+                              LOGITS_RANDOM, BIAS_RANDOM, 1};
+        cases[i] = c;
+        inputs_make(&in[i], &cases[i], &rng);
+        device_plan_alloc(&d[i], in[i].router, 1);
+        if ((size_t)d[i].mirror.sizes.workspace.bytes > bytes) bytes = (size_t)d[i].mirror.sizes.workspace.bytes;
+    }
+    void *shared = NULL;
+    CUDA_OK(cudaMalloc(&shared, bytes));
+    CUDA_OK(cudaMemset(shared, 0, bytes)); /* once, as documented */
+    int calls = 0;
+    static const int step[3] = {1, 5, 1}, start[3] = {0, 1, 3}; /* three orders of the six */
+    for (int round = 0; round < 3; ++round) {
+        for (int j = 0; j < n; ++j) {
+            const int i = (start[round] + step[round] * j) % n;
+            d[i].buffers.workspace = shared;
+            d[i].buffers.workspace_bytes = bytes;
+            if (route_or_refuse(&in[i], &cases[i], &d[i], in[i].router)) {
+                check_against(&in[i].expected, &d[i], &cases[i], "GPU differs from host reference on a shared workspace");
+                ++calls;
+            }
+        }
+    }
+    device_plan view = d[0];
+    view.workspace = shared;
+    device_plan_expect_workspace_ready(&view, "shared workspace after every router's calls");
+    CUDA_OK(cudaFree(shared));
+    for (int i = 0; i < n; ++i) {
+        device_plan_free(&d[i]);
+        inputs_free(&in[i]);
+    }
+    print_message("# %d calls of %d routers on one workspace\n", calls, n);
+    report("routers sharing a workspace");
+}
+
 /* Plans sized for more tokens than the call routes, optional outputs off
  * and on, tail fill off and on: with expert parallelism the tail runs to
  * the capacity sized for the local experts. */
@@ -1199,6 +1264,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test_setup(gpu_flavours_token_ctas, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_empty_batch, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_staged_half_logits, reset_counts),
+        cmocka_unit_test_setup(gpu_flavours_shared_workspace, reset_counts),
         cmocka_unit_test_setup(gpu_flavours_sanitizer_sweep, reset_counts),
         cmocka_unit_test_setup(soak_flavours_differential, reset_counts),
     };
